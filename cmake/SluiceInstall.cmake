@@ -1,0 +1,49 @@
+# Installs libsluice, its headers, a CMake package (find_package(sluice) ->
+# sluice::sluice) and a pkg-config file (pkg-config --cflags --libs sluice).
+# tests/install/ proves both from a downstream project (ctest -L install).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(SLUICE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/sluice)
+
+# The public headers need C++20 (std::span): a usage requirement, exported
+# with the target so that downstream projects compile them as C++20.
+target_compile_features(sluice PUBLIC cxx_std_20)
+
+install(TARGETS sluice EXPORT sluiceTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/sluice DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.h")
+install(EXPORT sluiceTargets NAMESPACE sluice:: DESTINATION ${SLUICE_INSTALL_CMAKEDIR})
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/sluiceConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/sluiceConfig.cmake
+  INSTALL_DESTINATION ${SLUICE_INSTALL_CMAKEDIR})
+# 0.x: a minor version may break the API, so only the same minor matches.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/sluiceConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/sluiceConfig.cmake ${PROJECT_BINARY_DIR}/sluiceConfigVersion.cmake
+  DESTINATION ${SLUICE_INSTALL_CMAKEDIR})
+
+# pkg-config: paths relative to the .pc file's own folder (${pcfiledir}),
+# unless a directory was configured as an absolute path.
+set(_sluice_pcdir ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+if(IS_ABSOLUTE "${_sluice_pcdir}")
+  set(SLUICE_PC_RELATIVE_PREFIX "")
+  file(RELATIVE_PATH SLUICE_PC_RELATIVE_PREFIX "${_sluice_pcdir}" "${CMAKE_INSTALL_PREFIX}")
+else()
+  file(RELATIVE_PATH SLUICE_PC_RELATIVE_PREFIX "/${_sluice_pcdir}" "/")
+endif()
+string(REGEX REPLACE "/$" "" SLUICE_PC_RELATIVE_PREFIX "${SLUICE_PC_RELATIVE_PREFIX}")
+foreach(_dir LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${_dir}}")
+    set(SLUICE_PC_${_dir} "${CMAKE_INSTALL_${_dir}}")
+  else()
+    set(SLUICE_PC_${_dir} "\${prefix}/${CMAKE_INSTALL_${_dir}}")
+  endif()
+endforeach()
+configure_file(${PROJECT_SOURCE_DIR}/cmake/sluice.pc.in ${PROJECT_BINARY_DIR}/sluice.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/sluice.pc DESTINATION ${_sluice_pcdir})

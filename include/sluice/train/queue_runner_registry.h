@@ -1,0 +1,65 @@
+// The queue runners of a program, started together (TF's QUEUE_RUNNERS graph
+// collection, tf.train.add_queue_runner and tf.train.start_queue_runners).
+//
+// The input builders (producers, batchers) add the runners they create to a
+// registry; the training program then starts them all with one call. A
+// registry is a thread-safe list; Default() is the process-wide one, which
+// the functions below use unless given another. Tests call Clear().
+//
+// Ownership: a registry holds its runners (std::shared_ptr) until Clear() or
+// its destruction; dropping the last reference to a runner stops and joins
+// its threads (see QueueRunner). The default registry is never destroyed, so
+// its runners' threads live until the process exits, like TF's daemon
+// threads.
+#ifndef SLUICE_TRAIN_QUEUE_RUNNER_REGISTRY_H_
+#define SLUICE_TRAIN_QUEUE_RUNNER_REGISTRY_H_
+
+#include <memory>
+#include <vector>
+
+#include "sluice/core/mutex.h"
+#include "sluice/train/coordinator.h"
+#include "sluice/train/queue_runner.h"
+#include "sluice/train/thread.h"
+
+namespace sluice::train {
+
+class QueueRunnerRegistry {
+ public:
+  QueueRunnerRegistry() = default;
+  QueueRunnerRegistry(const QueueRunnerRegistry&) = delete;
+  QueueRunnerRegistry& operator=(const QueueRunnerRegistry&) = delete;
+  // Drops the runners; see QueueRunner's destructor.
+  ~QueueRunnerRegistry() = default;
+
+  // The process-wide registry (TF's QUEUE_RUNNERS collection). Never
+  // destroyed. Thread-safe.
+  static QueueRunnerRegistry& Default();
+
+  // Appends `runner` (a runner added twice is started once: its second
+  // CreateThreads returns nothing). REQUIRES: runner != nullptr. Thread-safe.
+  void Add(std::shared_ptr<QueueRunner> runner) EXCLUDES(mu_);
+  // A snapshot, in the order added. Thread-safe.
+  std::vector<std::shared_ptr<QueueRunner>> runners() const EXCLUDES(mu_);
+  // Forgets every runner (dropped outside the lock; a runner whose last
+  // reference this was is stopped and joined, which may block). Thread-safe.
+  void Clear() EXCLUDES(mu_);
+
+ private:
+  mutable Mutex mu_;
+  std::vector<std::shared_ptr<QueueRunner>> runners_ GUARDED_BY(mu_);
+};
+
+// Adds `runner` to `registry` (null: the default one).
+void AddQueueRunner(std::shared_ptr<QueueRunner> runner, QueueRunnerRegistry* registry = nullptr);
+
+// Calls CreateThreads(coord, start) on every runner of `registry` (null: the
+// default one), in order, and returns all the threads made. Note the default
+// `start = true`, as in TF (CreateThreads defaults to false). Never blocks.
+std::vector<std::shared_ptr<Thread>> StartQueueRunners(std::shared_ptr<Coordinator> coord = nullptr,
+                                                       bool start = true,
+                                                       QueueRunnerRegistry* registry = nullptr);
+
+}  // namespace sluice::train
+
+#endif  // SLUICE_TRAIN_QUEUE_RUNNER_REGISTRY_H_

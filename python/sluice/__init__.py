@@ -1,0 +1,20 @@
+"""sluice: TensorFlow's multithreaded input-data system, without TensorFlow.
+
+``sluice.queue`` (FIFOQueue, RandomShuffleQueue, PaddingFIFOQueue,
+PriorityQueue), ``sluice.train`` (Coordinator, QueueRunner, LooperThread)
+and ``sluice.errors`` keep TensorFlow's names and arguments, so porting a
+tf.compat.v1 input pipeline is a change of import. Operations run at once
+(as tf.queue in eager mode) in a C++ engine that releases the GIL while it
+waits.
+"""
+
+from sluice import errors
+from sluice import dtypes
+from sluice.dtypes import (DType, as_dtype, float16, half, float32, float64, double, bfloat16,
+                           int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool,
+                           string, complex64, complex128)
+from sluice import _core
+from sluice import queue
+from sluice import train
+
+__version__ = "0.1.0"

@@ -1,0 +1,175 @@
+// Shared helpers of the sluice._core bindings: the one place where a C++
+// Status becomes a Python exception, the Tensor <-> numpy conversions, and
+// BlockingCall, which runs a blocking C++ call without the GIL while still
+// answering Ctrl-C.
+//
+// Threading contract of every binding: C++ code that may block (queue waits,
+// joins, condition variables) runs with the GIL released; Python objects are
+// only touched with the GIL held; an error Status is turned into an exception
+// only after the GIL has been taken back (TF record_io_wrapper.cc).
+#ifndef SLUICE_PYTHON_SRC_BIND_COMMON_H_
+#define SLUICE_PYTHON_SRC_BIND_COMMON_H_
+
+#include <nanobind/nanobind.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "sluice/core/dtype.h"
+#include "sluice/core/element.h"
+#include "sluice/core/status.h"
+#include "sluice/core/tensor.h"
+
+namespace sluice::python {
+
+namespace nb = nanobind;
+
+// ---- Status -> exception (the single translation point) -------------------
+
+// Raises sluice.errors.<Name>Error for `status` (built by
+// sluice.errors._from_status, which also maps the code to the class).
+// REQUIRES: !status.ok(); the GIL is held.
+[[noreturn]] void ThrowStatus(const Status& status);
+
+inline void ThrowIfError(const Status& status) {
+  if (!status.ok()) ThrowStatus(status);
+}
+
+template <class T>
+T ValueOrThrow(Result<T> result) {
+  if (!result.ok()) ThrowStatus(result.status());
+  return std::move(result).value();
+}
+
+// ---- The GIL and blocking calls -----------------------------------------------
+
+// True on the thread that runs Python's signal handlers
+// (threading.main_thread()). Any thread, GIL or not.
+bool OnMainThread();
+
+// Releases the GIL for its lifetime (nb::gil_scoped_release), but a thread
+// other than the main one that gets back while the interpreter is shutting
+// down parks for ever instead of retaking the GIL: Python would end it with
+// pthread_exit, whose forced unwinding through C++ frames aborts the process
+// (Python 3.14 parks such threads itself). The process is exiting anyway.
+class GilRelease {
+ public:
+  GilRelease() : state_(PyEval_SaveThread()) {}
+  ~GilRelease();
+  GilRelease(const GilRelease&) = delete;
+  GilRelease& operator=(const GilRelease&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+
+// Options for one blocking call made from Python: an optional timeout and a
+// Ctrl-C check. Build it with the GIL held, then Run() the C++ call:
+//
+//   BlockingCall call(timeout);
+//   Status s = call.Run([&] { return q->Enqueue(e, call.wait<WaitOptions>()); });
+//
+// Run() releases the GIL around the call and, once it has the GIL back,
+// raises the KeyboardInterrupt (or whatever a signal handler raised) that
+// interrupted the wait. On the main thread only (where Python runs signal
+// handlers), the blocked call runs `interrupt_check()` every
+// kInterruptInterval: it takes the GIL briefly and calls
+// PyErr_CheckSignals(); a raised exception is stashed here and the C++ call is
+// abandoned with Cancelled.
+class BlockingCall {
+ public:
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::milliseconds kInterruptInterval{50};
+
+  // `timeout_secs`: None waits forever; must be >= 0 (ValueError otherwise).
+  explicit BlockingCall(std::optional<double> timeout_secs);
+  BlockingCall(const BlockingCall&) = delete;
+  BlockingCall& operator=(const BlockingCall&) = delete;
+
+  const std::optional<Clock::time_point>& deadline() const { return deadline_; }
+
+  // Any options struct with deadline / interrupt_check /
+  // interrupt_check_interval members (queue::WaitOptions).
+  template <class Options>
+  Options wait() const {
+    Options o;
+    o.deadline = deadline_;
+    o.interrupt_check = interrupt_check_;
+    o.interrupt_check_interval = kInterruptInterval;
+    return o;
+  }
+
+  // Runs `fn` without the GIL, then raises a pending interrupt. Returns fn's
+  // result; the caller raises its error status (with the GIL held).
+  template <class F>
+  auto Run(F&& fn) -> decltype(fn()) {
+    std::optional<decltype(fn())> result;
+    {
+      GilRelease release;
+      result.emplace(fn());
+    }
+    RaisePendingInterrupt();
+    return std::move(*result);
+  }
+
+  // Raises the exception a signal handler raised during the wait, if any.
+  // REQUIRES: the GIL is held.
+  void RaisePendingInterrupt();
+
+ private:
+  struct Pending;
+  std::optional<Clock::time_point> deadline_;
+  std::shared_ptr<Pending> pending_;  // shared with interrupt_check_
+  std::function<Status()> interrupt_check_;  // empty off the main thread
+};
+
+// Convenience: the GIL-free run of a Status-returning call, raising its error.
+template <class F>
+void RunBlocking(BlockingCall& call, F&& fn) {
+  ThrowIfError(call.Run(std::forward<F>(fn)));
+}
+
+// For C++ waits that take a timeout but no interrupt check (Coordinator,
+// Thread): calls `wait_for(chunk)` without the GIL until it returns true
+// (then returns true) or `timeout_secs` passes (false; None: never). On the
+// main thread the waits are cut into kInterruptInterval chunks with
+// PyErr_CheckSignals() between them, so Ctrl-C raises KeyboardInterrupt.
+// `wait_for(nullopt)` must wait without a time limit.
+// REQUIRES: the GIL is held.
+bool WaitInterruptibly(std::optional<double> timeout_secs,
+                       const std::function<bool(std::optional<std::chrono::nanoseconds>)>& wait_for);
+
+// ---- Tensor <-> Python --------------------------------------------------------
+
+// Copies a Python value into a new Tensor of `dtype`. The Python layer
+// (sluice/queue.py) has already converted it: for numbers, a C-contiguous
+// numpy array of exactly the dtype's item type (bfloat16 as uint16 bits); for
+// kString, a numpy object array of bytes. Copying in (rather than borrowing
+// numpy's memory) keeps enqueued tensors immutable whatever the caller does
+// with its array afterwards. TypeError/ValueError on a malformed value.
+Tensor PythonToTensor(nb::handle value, DType dtype);
+
+// A numpy view of `tensor` (zero-copy for numbers: the array's base is a
+// sluice._core._TensorRef owning a reference to the Tensor's buffer; writable
+// only if no other Tensor shares that buffer), bytes for a string scalar, an
+// object array of bytes for other string tensors. bfloat16: an ml_dtypes
+// bfloat16 view when ml_dtypes is installed, else a float32 copy (exact).
+nb::object TensorToPython(Tensor tensor);
+
+// A Python list of the components, converted by TensorToPython.
+nb::list ElementToPython(Element element);
+// `values` (a sequence) to an Element, component i converted to dtypes[i].
+// REQUIRES: len(values) == dtypes.size() (the Python layer checks).
+Element PythonToElement(nb::handle values, const std::vector<DType>& dtypes);
+
+// Bindings of each layer (called from module.cc, in this order).
+void BindCore(nb::module_& m);
+void BindQueue(nb::module_& m);
+void BindTrain(nb::module_& m);
+
+}  // namespace sluice::python
+
+#endif  // SLUICE_PYTHON_SRC_BIND_COMMON_H_

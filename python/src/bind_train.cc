@@ -1,0 +1,233 @@
+// Train-layer bindings: the C++ Coordinator and Thread that sluice.train
+// builds on, and C++ QueueRunners (built-in producers whose threads run
+// without the GIL).
+//
+// sluice.train.Coordinator wraps a _core.Coordinator: the stop flag and the
+// first recorded error live in C++, so C++ runner threads stop with the Python
+// coordinator and report their errors to it; the Python exception objects
+// (with their tracebacks) stay in Python, tied to the C++ record by a payload.
+// Statuses cross to Python as (code, message, payloads) tuples, which
+// sluice.errors._from_status turns into exceptions.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bind_common.h"
+#include "sluice/queue/queue.h"
+#include "sluice/train/coordinator.h"
+#include "sluice/train/queue_runner.h"
+#include "sluice/train/queue_runner_registry.h"
+#include "sluice/train/thread.h"
+
+namespace sluice::python {
+namespace {
+
+using train::Coordinator;
+using train::QueueRunner;
+using train::Thread;
+using ThreadList = std::vector<std::shared_ptr<Thread>>;
+
+std::chrono::nanoseconds Seconds(double secs) {
+  secs = std::max(0.0, std::min(secs, 1e9));
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(secs));
+}
+
+// None for OK, else (code, message, {key: bytes}).
+nb::object StatusTuple(const Status& s) {
+  if (s.ok()) return nb::none();
+  nb::dict payloads;
+  for (const auto& [k, v] : s.payloads()) payloads[nb::str(k.data(), k.size())] = nb::bytes(v.data(), v.size());
+  return nb::make_tuple(static_cast<int>(s.code()), s.message(), payloads);
+}
+
+std::vector<Code> ToCodes(const std::vector<int>& ints) {
+  std::vector<Code> out;
+  for (int c : ints) out.push_back(static_cast<Code>(c));
+  return out;
+}
+
+std::vector<int> FromCodes(const std::vector<Code>& codes) {
+  std::vector<int> out;
+  for (Code c : codes) out.push_back(static_cast<int>(c));
+  return out;
+}
+
+// ---- Thread -------------------------------------------------------------------
+
+void JoinThread(Thread& t, std::optional<double> timeout) {
+  WaitInterruptibly(timeout, [&](std::optional<std::chrono::nanoseconds> chunk) {
+    if (!chunk) {
+      t.Join();
+      return true;
+    }
+    return t.JoinFor(*chunk);
+  });
+}
+
+void StartThread(Thread& t) {
+  if (!t.Start()) throw nb::builtin_exception(nb::exception_type::runtime_error, "threads can only be started once");
+}
+
+// ---- Coordinator ----------------------------------------------------------------
+
+bool WaitForStop(const Coordinator& c, std::optional<double> timeout) {
+  if (timeout && *timeout <= 0) return c.should_stop();  // TF: a negative timeout just checks
+  return WaitInterruptibly(timeout, [&](std::optional<std::chrono::nanoseconds> chunk) {
+    return c.WaitForStop(chunk);
+  });
+}
+
+nb::object RequestStopWith(Coordinator& c, int code, const std::string& message, const nb::dict& payloads) {
+  Status s(static_cast<Code>(code), message);
+  for (auto [k, v] : payloads) s = s.WithPayload(nb::cast<std::string>(k), nb::cast<std::string>(v));
+  return StatusTuple(c.RequestStop(s));
+}
+
+// Waits for nothing itself: sluice.train.Coordinator.join has already waited
+// (interruptibly) for the threads or the stop. Marks the coordinator joined
+// and returns its status.
+nb::object JoinCoordinator(Coordinator& c, ThreadList threads, double grace, bool ignore_live_threads) {
+  Status s;
+  {
+    GilRelease release;
+    s = c.Join(std::move(threads), Seconds(grace), ignore_live_threads);
+  }
+  return StatusTuple(s);
+}
+
+// ---- C++ QueueRunner ---------------------------------------------------------------
+
+// Owns a C++ runner for Python. Dropping the last reference to a runner stops
+// and joins its threads, so do that without the GIL (and not at all while the
+// interpreter shuts down: the runner is then left to the process exit).
+struct RunnerHandle {
+  std::shared_ptr<QueueRunner> runner;
+
+  explicit RunnerHandle(std::shared_ptr<QueueRunner> r) : runner(std::move(r)) {}
+  RunnerHandle(const RunnerHandle&) = delete;
+  RunnerHandle& operator=(const RunnerHandle&) = delete;
+  ~RunnerHandle() {
+    if (!runner) return;
+    if (!Py_IsInitialized() || !PyGILState_Check()) {
+      runner.reset();
+      return;
+    }
+    GilRelease release;
+    runner.reset();
+  }
+};
+
+ThreadList CreateRunnerThreads(RunnerHandle& h, std::shared_ptr<Coordinator> coord, bool start) {
+  return h.runner->CreateThreads(std::move(coord), start);  // never blocks
+}
+
+nb::list RunnerExceptions(const RunnerHandle& h) {
+  nb::list out;
+  for (const Status& s : h.runner->exceptions_raised()) out.append(StatusTuple(s));
+  return out;
+}
+
+// A built-in producer: each step moves one element from `src` to `dst`
+// without the GIL; src's OutOfRange (closed and drained) ends a thread, and
+// the last thread to end closes dst.
+std::unique_ptr<RunnerHandle> NewTransferRunner(std::shared_ptr<queue::Queue> src,
+                                                std::shared_ptr<queue::Queue> dst, int num_threads,
+                                                const std::vector<int>& queue_closed_codes) {
+  if (!src || !dst) throw nb::value_error("Must provide queue and enqueue_ops.");
+  train::QueueRunnerOptions o;
+  o.queue = dst;
+  for (int i = 0; i < num_threads; ++i) {
+    o.enqueue_ops.push_back([src, dst]() -> Status {
+      Result<Element> e = src->Dequeue();
+      if (!e.ok()) return e.status();
+      return dst->Enqueue(std::move(e).value());
+    });
+    o.enqueue_op_names.push_back("transfer_from_" + src->name() + (i ? "_" + std::to_string(i) : ""));
+  }
+  if (!queue_closed_codes.empty()) o.queue_closed_codes = ToCodes(queue_closed_codes);
+  return std::make_unique<RunnerHandle>(ValueOrThrow(QueueRunner::Create(std::move(o))));
+}
+
+}  // namespace
+
+void BindTrain(nb::module_& m) {
+  nb::class_<Thread>(m, "Thread",
+                     "A C++ thread (sluice::train::Thread): the handle of a C++ runner thread. "
+                     "Joinable like threading.Thread; always a daemon.")
+      .def_prop_ro("name", &Thread::name)
+      .def("is_alive", &Thread::is_alive)
+      .def_prop_ro("started", &Thread::started)
+      .def_prop_ro("finished", &Thread::finished)
+      .def("start", &StartThread)
+      .def("join", &JoinThread, nb::arg("timeout") = nb::none(),
+           "Waits until the thread ends or `timeout` seconds pass (GIL released).")
+      .def_prop_rw(
+          "daemon", [](const Thread&) { return true; }, [](Thread&, bool) {},
+          "Always True: C++ threads never hold up the interpreter's exit.")
+      .def("__repr__", [](const Thread& t) {
+        return "<sluice._core.Thread(" + t.name() + ", " +
+               (t.is_alive() ? "started" : t.finished() ? "stopped" : "initial") + ")>";
+      });
+
+  nb::class_<Coordinator>(m, "Coordinator", "sluice::train::Coordinator; see sluice.train.Coordinator.")
+      .def("should_stop", &Coordinator::should_stop)
+      .def("request_stop", nb::overload_cast<>(&Coordinator::RequestStop))
+      .def("request_stop_with", &RequestStopWith, nb::arg("code"), nb::arg("message"),
+           nb::arg("payloads") = nb::dict(),
+           "RequestStop(Status). Returns None, or the status tuple if already joined.")
+      .def("clear_stop", &Coordinator::ClearStop)
+      .def("wait_for_stop", &WaitForStop, nb::arg("timeout") = nb::none())
+      .def("register_thread", &Coordinator::RegisterThread, nb::arg("thread"))
+      .def("join", &JoinCoordinator, nb::arg("threads"), nb::arg("stop_grace_period_secs"),
+           nb::arg("ignore_live_threads"))
+      .def_prop_ro("joined", &Coordinator::joined)
+      .def("requested_status", [](const Coordinator& c) { return StatusTuple(c.requested_status()); })
+      .def_prop_ro("clean_stop_codes", [](const Coordinator& c) { return FromCodes(c.clean_stop_codes()); });
+  m.def(
+      "new_coordinator",
+      [](const std::vector<int>& clean_stop_codes) {
+        return std::make_shared<Coordinator>(ToCodes(clean_stop_codes));
+      },
+      nb::arg("clean_stop_codes"));
+  m.attr("THREADS_STILL_RUNNING") = std::string(Coordinator::kThreadsStillRunning);
+  m.attr("STRAGGLERS_PAYLOAD") = std::string(Coordinator::kStragglersPayload);
+
+  nb::class_<RunnerHandle>(m, "QueueRunner", "A C++ sluice::train::QueueRunner (built-in producers).")
+      .def("create_threads", &CreateRunnerThreads, nb::arg("coord") = nb::none(), nb::arg("start") = false)
+      .def_prop_ro("exceptions_raised", &RunnerExceptions)
+      .def_prop_ro("name", [](const RunnerHandle& h) { return h.runner->name(); })
+      .def_prop_ro("queue", [](const RunnerHandle& h) { return h.runner->queue(); })
+      .def_prop_ro("enqueue_op_names", [](const RunnerHandle& h) { return h.runner->enqueue_op_names(); })
+      .def_prop_ro("queue_closed_codes",
+                   [](const RunnerHandle& h) { return FromCodes(h.runner->queue_closed_codes()); });
+  m.def("new_transfer_runner", &NewTransferRunner, nb::arg("src"), nb::arg("dst"), nb::arg("num_threads") = 1,
+        nb::arg("queue_closed_codes") = std::vector<int>());
+  m.def(
+      "add_queue_runner", [](const RunnerHandle& h) { train::AddQueueRunner(h.runner); },
+      "Adds a C++ runner to the process-wide registry.");
+  m.def(
+      "start_queue_runners",
+      [](std::shared_ptr<Coordinator> coord, bool start) { return train::StartQueueRunners(std::move(coord), start); },
+      nb::arg("coord") = nb::none(), nb::arg("start") = true,
+      "CreateThreads on every C++ runner of the process-wide registry.");
+  m.def(
+      "clear_queue_runners",
+      [] {
+        GilRelease release;  // may stop and join runners
+        train::QueueRunnerRegistry::Default().Clear();
+      },
+      "Forgets the C++ runners of the process-wide registry (stopping and joining them).");
+  m.def("num_queue_runners", [] { return train::QueueRunnerRegistry::Default().runners().size(); });
+}
+
+}  // namespace sluice::python

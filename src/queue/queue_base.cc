@@ -1,0 +1,609 @@
+#include "queue/queue_base.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <ctime>
+#include <utility>
+
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace sluice::queue {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Spins this many times on a pending attempt before sleeping: a hand-off
+// usually comes within a few hundred nanoseconds when both sides are busy.
+constexpr int kSpinIterations = 64;
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Sleeps while *word == expected, up to `timeout` (nullptr: no limit). May
+// return spuriously.
+void FutexWait(std::atomic<uint32_t>* word, uint32_t expected, const timespec* timeout) {
+#if defined(__linux__)
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, timeout, nullptr, 0);
+#else
+  (void)timeout;
+  word->wait(expected, std::memory_order_acquire);
+#endif
+}
+
+// Wakes one sleeper on `word`. The word may belong to an attempt whose owner
+// has already returned: a futex wake on a stale address is harmless (it can
+// only cause a spurious wake-up, which every waiter tolerates), the same
+// guarantee that lets POSIX semaphores be destroyed right after sem_wait.
+void FutexWake(std::atomic<uint32_t>* word) {
+#if defined(__linux__)
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+#else
+  word->notify_one();
+#endif
+}
+
+timespec ToTimespec(Clock::duration d) {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+  timespec ts;
+  ts.tv_sec = static_cast<time_t>(ns / 1000000000);
+  ts.tv_nsec = static_cast<long>(ns % 1000000000);
+  return ts;
+}
+
+}  // namespace
+
+// One blocking call, on its owner's stack.
+struct QueueBase::Attempt {
+  enum Kind : uint8_t { kEnqueue, kEnqueueMany, kClose, kDequeue };
+
+  explicit Attempt(Kind k) : kind(k) {}
+  bool is_dequeue() const { return kind == kDequeue; }
+
+  const Kind kind;
+  // Protected by the queue's mu_ while in a line:
+  Attempt* prev = nullptr;
+  Attempt* next = nullptr;
+  bool completed = false;
+  Status status;
+  Element input;             // enqueue: the element or the batch
+  int64_t batch = 0;         // enqueue_many: rows in `input`
+  int64_t next_row = 0;      // enqueue_many: rows admitted so far
+  int64_t requested = 0;     // dequeue: elements asked for
+  bool up_to = false;        // dequeue_up_to
+  std::vector<Element> held; // dequeue: elements collected
+  // kPending, then kSleeping once the owner sleeps on it (so a completer
+  // knows a futex wake is needed), then kDone once completed and released by
+  // its completer, after which only the owner touches the attempt.
+  static constexpr uint32_t kPending = 0, kSleeping = 2, kDone = 1;
+  std::atomic<uint32_t> state{kPending};
+};
+
+// The attempts completed under the lock, to wake after unlocking. Inline
+// storage: the common case completes one or two.
+class QueueBase::WakeList {
+ public:
+  void push_back(Attempt* a) {
+    if (n_ < kInline) {
+      inline_[n_++] = a;
+    } else {
+      more_.push_back(a);
+    }
+  }
+  bool empty() const { return n_ == 0; }
+  template <class F>
+  void ForEach(F f) const {
+    for (size_t i = 0; i < n_; ++i) f(inline_[i]);
+    for (Attempt* a : more_) f(a);
+  }
+
+ private:
+  static constexpr size_t kInline = 4;
+  Attempt* inline_[kInline];
+  size_t n_ = 0;
+  std::vector<Attempt*> more_;
+};
+
+QueueBase::QueueBase(std::string name, int32_t capacity, std::vector<DType> dtypes,
+                     std::vector<PartialShape> shapes, std::vector<std::string> names)
+    : Queue(std::move(name), capacity < 0 ? kUnbounded : capacity, std::move(dtypes), std::move(shapes),
+            std::move(names)) {}
+
+QueueBase::~QueueBase() = default;
+
+Status QueueBase::Initialize() {
+  if (dtypes().empty()) return errors::InvalidArgument("Empty component types for queue ", name());
+  for (DType d : dtypes()) {
+    if (DTypeSize(d) == 0) return errors::InvalidArgument("Invalid component type for queue ", name());
+  }
+  if (!shapes().empty() && shapes().size() != dtypes().size()) {
+    return errors::InvalidArgument("Different number of component types.  Types: ", dtypes().size(),
+                                   ", Shapes: ", shapes().size());
+  }
+  if (!shapes().empty() &&
+      std::all_of(shapes().begin(), shapes().end(), [](const PartialShape& p) { return p.fully_defined(); })) {
+    for (const PartialShape& p : shapes()) exact_shapes_.push_back(p.ToTensorShape());
+  }
+  if (!names().empty() && names().size() != dtypes().size()) {
+    return errors::InvalidArgument("Queue names must have the same length as dtypes: ", names().size(),
+                                   " names, ", dtypes().size(), " dtypes");
+  }
+  return Status();
+}
+
+// ---------------------------------------------------------------------------
+// Lines
+
+void QueueBase::Append(Line* line, Attempt* a) {
+  a->prev = line->tail;
+  a->next = nullptr;
+  if (line->tail) {
+    line->tail->next = a;
+  } else {
+    line->head = a;
+  }
+  line->tail = a;
+}
+
+void QueueBase::Remove(Line* line, Attempt* a) {
+  (a->prev ? a->prev->next : line->head) = a->next;
+  (a->next ? a->next->prev : line->tail) = a->prev;
+  a->prev = a->next = nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// Validation
+
+bool QueueBase::ShapeMatches(size_t component, const TensorShape& shape) const {
+  if (!exact_shapes_.empty()) return exact_shapes_[component] == shape;
+  const PartialShape& declared = shapes()[component];
+  return declared.IsCompatibleWith(shape);
+}
+
+std::string QueueBase::ExpectedShape(size_t component, int64_t batch) const {
+  const PartialShape& s = shapes()[component];
+  return (batch < 0 ? s : s.WithFirstDim(batch)).DebugString();
+}
+
+Status QueueBase::ValidateElement(const Element& element) const {
+  if (element.size() != dtypes().size()) {
+    return errors::InvalidArgument("Wrong number of components in tuple. Expected ", dtypes().size(),
+                                   ", got ", element.size());
+  }
+  for (size_t i = 0; i < element.size(); ++i) {
+    if (element[i].dtype() != dtypes()[i]) {
+      return errors::InvalidArgument("Type mismatch in tuple component ", i, ". Expected ",
+                                     DTypeName(dtypes()[i]), ", got ", DTypeName(element[i].dtype()));
+    }
+    if (!shapes().empty() && !ShapeMatches(i, element[i].shape())) {
+      return errors::InvalidArgument("Shape mismatch in tuple component ", i, ". Expected ",
+                                     ExpectedShape(i, -1), ", got ", element[i].shape().DebugString());
+    }
+  }
+  return ValidateExtra(element, /*many=*/false);
+}
+
+Status QueueBase::ValidateBatch(const Element& batch) const {
+  if (batch.size() != dtypes().size()) {
+    return errors::InvalidArgument("Wrong number of components in tuple. Expected ", dtypes().size(),
+                                   ", got ", batch.size());
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (batch[i].dtype() != dtypes()[i]) {
+      return errors::InvalidArgument("Type mismatch in tuple component ", i, ". Expected ",
+                                     DTypeName(dtypes()[i]), ", got ", DTypeName(batch[i].dtype()));
+    }
+    if (batch[i].rank() < 1) {
+      return errors::InvalidArgument("Enqueue many requires every component to have rank >= 1; component ",
+                                     i, " has shape ", batch[i].shape().DebugString());
+    }
+  }
+  const int64_t rows = batch[0].shape().dim(0);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const TensorShape& s = batch[i].shape();
+    if (!shapes().empty()) {
+      if (s.dim(0) != rows || !ShapeMatches(i, s.WithoutFirstDim())) {
+        return errors::InvalidArgument("Shape mismatch in tuple component ", i, ". Expected ",
+                                       ExpectedShape(i, rows), ", got ", s.DebugString());
+      }
+    } else if (s.dim(0) != rows) {
+      return errors::InvalidArgument(
+          "All input tensors must have the same size in the 0th dimension. Component ", i, " has ",
+          s.dim(0), ", and should have ", rows);
+    }
+  }
+  return ValidateExtra(batch, /*many=*/true);
+}
+
+// ---------------------------------------------------------------------------
+// Public operations
+
+Status QueueBase::Enqueue(Element element, const WaitOptions& wait) {
+  return EnqueueImpl(std::move(element), /*many=*/false, wait);
+}
+
+Status QueueBase::EnqueueMany(Element batch, const WaitOptions& wait) {
+  return EnqueueImpl(std::move(batch), /*many=*/true, wait);
+}
+
+Status QueueBase::EnqueueImpl(Element&& element, bool many, const WaitOptions& wait) {
+  SLUICE_RETURN_IF_ERROR(many ? ValidateBatch(element) : ValidateElement(element));
+  const int64_t rows = many ? element[0].shape().dim(0) : 1;
+  if (rows == 0) return Status();  // an empty enqueue_many: even on a closed queue, as TF
+  if (wait.cancellation && wait.cancellation->IsCancelled()) {
+    return errors::Cancelled("Enqueue operation was cancelled");
+  }
+  if (!many) {
+    // Fast path: nobody waits ahead and there is room. Same outcome as the
+    // attempt machinery, without building an attempt.
+    WakeList completed;
+    {
+      MutexLock lock(&mu_);
+      if (enqueuers_.empty() && !closed_ && StoredLocked() < capacity()) {
+        PushLocked(std::move(element));
+        ++stats_.enqueued;
+        if (!dequeuers_.empty()) FlushLocked(&completed);
+        element.clear();  // marks the element as admitted
+      }
+    }
+    if (element.empty()) {
+      Wake(completed, nullptr);
+      return Status();
+    }
+  }
+  Attempt a(many ? Attempt::kEnqueueMany : Attempt::kEnqueue);
+  a.batch = rows;
+  a.input = std::move(element);
+  Run(&a, wait);
+  return std::move(a.status);
+}
+
+Result<Element> QueueBase::Dequeue(const WaitOptions& wait) {
+  if (wait.cancellation && wait.cancellation->IsCancelled()) {
+    return errors::Cancelled("Dequeue operation was cancelled");
+  }
+  {
+    // Fast path: nobody waits ahead and an element may be taken.
+    WakeList completed;
+    Element out;
+    bool taken = false;
+    {
+      MutexLock lock(&mu_);
+      if (dequeuers_.empty() && TakeableLocked() > 0) {
+        out = PopLocked();
+        ++stats_.dequeued;
+        if (!enqueuers_.empty()) FlushLocked(&completed);
+        taken = true;
+      }
+    }
+    if (taken) {
+      Wake(completed, nullptr);
+      return out;
+    }
+  }
+  Attempt a(Attempt::kDequeue);
+  a.requested = 1;
+  Run(&a, wait);
+  if (!a.status.ok()) return std::move(a.status);
+  return std::move(a.held[0]);
+}
+
+Result<Element> QueueBase::DequeueMany(int64_t n, const WaitOptions& wait) {
+  if (n < 0) return errors::InvalidArgument("DequeueManyOp requested ", n, " < 0 elements");
+  return DequeueImpl(n, /*up_to=*/false, wait);
+}
+
+Result<Element> QueueBase::DequeueUpTo(int64_t n, const WaitOptions& wait) {
+  if (n < 0) return errors::InvalidArgument("DequeueUpToOp requested ", n, " < 0 elements");
+  return DequeueImpl(n, /*up_to=*/true, wait);
+}
+
+Result<Element> QueueBase::DequeueImpl(int64_t n, bool up_to, const WaitOptions& wait) {
+  if (shapes().empty()) return errors::InvalidArgument(NoShapesMessage());
+  if (n == 0) return EmptyBatch();
+  if (wait.cancellation && wait.cancellation->IsCancelled()) {
+    return errors::Cancelled("Dequeue operation was cancelled");
+  }
+  Attempt a(Attempt::kDequeue);
+  a.requested = n;
+  a.up_to = up_to;
+  Run(&a, wait);
+  if (!a.status.ok()) return std::move(a.status);
+  return AssembleBatch(std::move(a.held));
+}
+
+Status QueueBase::Close(bool cancel_pending_enqueues, const WaitOptions& wait) {
+  if (!cancel_pending_enqueues) {
+    if (wait.cancellation && wait.cancellation->IsCancelled()) {
+      return errors::Cancelled("Enqueue operation was cancelled");
+    }
+    Attempt a(Attempt::kClose);
+    Run(&a, wait);
+    return std::move(a.status);
+  }
+  WakeList completed;
+  {
+    MutexLock lock(&mu_);
+    closed_ = true;
+    while (!enqueuers_.empty()) {
+      Attempt* a = enqueuers_.head;
+      Remove(&enqueuers_, a);
+      CompleteLocked(a, errors::Cancelled("Enqueue operation was cancelled"), &completed);
+    }
+    FlushLocked(&completed);
+  }
+  Wake(completed, nullptr);
+  return Status();
+}
+
+bool QueueBase::is_closed() const {
+  MutexLock lock(&mu_);
+  return closed_;
+}
+
+int32_t QueueBase::size() const {
+  MutexLock lock(&mu_);
+  return static_cast<int32_t>(StoredLocked());
+}
+
+QueueStats QueueBase::stats() const {
+  MutexLock lock(&mu_);
+  return stats_;
+}
+
+// ---------------------------------------------------------------------------
+// The attempt machinery
+
+void QueueBase::Run(Attempt* a, const WaitOptions& wait) {
+  WakeList completed;
+  bool done;
+  {
+    MutexLock lock(&mu_);
+    Append(a->is_dequeue() ? &dequeuers_ : &enqueuers_, a);
+    FlushLocked(&completed);
+    done = a->completed;
+  }
+  Wake(completed, a);
+  if (!done) Wait(a, wait);
+}
+
+void QueueBase::Wait(Attempt* a, const WaitOptions& wait) {
+  for (int i = 0; i < kSpinIterations; ++i) {
+    if (a->state.load(std::memory_order_acquire) == Attempt::kDone) return;
+    CpuRelax();
+  }
+  CancellationManager* cm = wait.cancellation;
+  CancellationManager::Token token = CancellationManager::kInvalidToken;
+  if (cm != nullptr) {
+    token = cm->NewToken();
+    const char* message = a->is_dequeue() ? "Dequeue operation was cancelled" : "Enqueue operation was cancelled";
+    if (!cm->RegisterCallback(token, [this, a, message] { Abandon(a, errors::Cancelled(message)); })) {
+      token = CancellationManager::kInvalidToken;
+      Abandon(a, errors::Cancelled(message));
+    }
+  }
+  bool has_deadline = wait.deadline.has_value();
+  const Clock::time_point deadline = wait.deadline.value_or(Clock::time_point::max());
+  const bool checks = static_cast<bool>(wait.interrupt_check);
+  Clock::time_point next_check = Clock::now() + wait.interrupt_check_interval;
+  // From here on the owner sleeps: announce it, unless already done.
+  uint32_t expected = Attempt::kPending;
+  a->state.compare_exchange_strong(expected, Attempt::kSleeping, std::memory_order_acq_rel);
+  while (a->state.load(std::memory_order_acquire) != Attempt::kDone) {
+    if (!has_deadline && !checks) {
+      FutexWait(&a->state, Attempt::kSleeping, nullptr);
+      continue;
+    }
+    const Clock::time_point now = Clock::now();
+    if (has_deadline && now >= deadline) {
+      has_deadline = false;
+      Abandon(a, errors::DeadlineExceeded("Timed out waiting for notification"));
+      continue;
+    }
+    if (checks && now >= next_check) {
+      next_check = now + wait.interrupt_check_interval;
+      Status s = wait.interrupt_check();
+      if (!s.ok()) Abandon(a, std::move(s));
+      continue;
+    }
+    Clock::time_point wake_at = checks ? next_check : deadline;
+    if (has_deadline && deadline < wake_at) wake_at = deadline;
+    const timespec rel = ToTimespec(wake_at - now);
+    FutexWait(&a->state, Attempt::kSleeping, &rel);
+  }
+  // Waits for a cancellation callback that is running right now, so that it
+  // is done with `a` before `a` goes away.
+  if (token != CancellationManager::kInvalidToken) cm->DeregisterCallback(token);
+}
+
+void QueueBase::Abandon(Attempt* a, Status status) {
+  WakeList completed;
+  {
+    MutexLock lock(&mu_);
+    if (a->completed) return;  // its completer wakes it
+    Remove(a->is_dequeue() ? &dequeuers_ : &enqueuers_, a);
+    // Unlike TensorFlow, which drops them, elements held by an abandoned
+    // dequeue_many go back to the front, in order.
+    if (!a->held.empty()) RestoreLocked(&a->held);
+    CompleteLocked(a, std::move(status), &completed);
+    FlushLocked(&completed);  // the attempts behind it may now proceed
+  }
+  Wake(completed, nullptr);
+}
+
+void QueueBase::CompleteLocked(Attempt* a, Status status, WakeList* completed) {
+  a->status = std::move(status);
+  a->completed = true;
+  completed->push_back(a);
+}
+
+void QueueBase::Wake(const WakeList& completed, const Attempt* self) {
+  if (completed.empty()) return;
+  completed.ForEach([self](Attempt* a) {
+    if (a == self) return;
+    // Only a sleeping owner needs the system call. `a` may be gone once the
+    // exchange is done: see FutexWake.
+    if (a->state.exchange(Attempt::kDone, std::memory_order_acq_rel) == Attempt::kSleeping) {
+      FutexWake(&a->state);
+    }
+  });
+}
+
+void QueueBase::FlushLocked(WakeList* completed) {
+  mu_.AssertHeld();
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    if (!enqueuers_.empty()) {
+      Attempt* a = enqueuers_.head;
+      bool complete = false;
+      progress |= RunEnqueueLocked(a, &complete);
+      if (complete) {
+        Remove(&enqueuers_, a);
+        completed->push_back(a);
+      }
+    }
+    if (!dequeuers_.empty()) {
+      Attempt* a = dequeuers_.head;
+      bool complete = false;
+      progress |= RunDequeueLocked(a, &complete);
+      if (complete) {
+        Remove(&dequeuers_, a);
+        completed->push_back(a);
+      }
+    }
+  }
+}
+
+bool QueueBase::RunEnqueueLocked(Attempt* a, bool* complete) {
+  mu_.AssertHeld();
+  auto finish = [&](Status s) {
+    a->status = std::move(s);
+    a->completed = true;
+    *complete = true;
+    return true;
+  };
+  if (a->kind == Attempt::kClose) {
+    if (closed_) return finish(errors::Cancelled("Queue '", name(), "' is already closed."));
+    closed_ = true;
+    return finish(Status());
+  }
+  if (closed_) return finish(errors::Cancelled(type_name(), " '", name(), "' is closed."));
+  const int64_t cap = capacity();
+  if (a->kind == Attempt::kEnqueue) {
+    if (StoredLocked() >= cap) return false;
+    PushLocked(std::move(a->input));
+    ++stats_.enqueued;
+    return finish(Status());
+  }
+  bool pushed = false;
+  while (a->next_row < a->batch && StoredLocked() < cap) {
+    Element row;
+    for (const Tensor& component : a->input) row.push_back(component.Slice(a->next_row));
+    PushLocked(std::move(row));
+    ++a->next_row;
+    ++stats_.enqueued;
+    pushed = true;
+  }
+  if (a->next_row == a->batch) return finish(Status());
+  return pushed;
+}
+
+bool QueueBase::RunDequeueLocked(Attempt* a, bool* complete) {
+  mu_.AssertHeld();
+  auto finish = [&](Status s) {
+    if (s.ok()) stats_.dequeued += static_cast<int64_t>(a->held.size());
+    a->status = std::move(s);
+    a->completed = true;
+    *complete = true;
+    return true;
+  };
+  auto take = [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) a->held.push_back(PopLocked());
+  };
+  auto insufficient = [&](int64_t missing, int64_t stored) {
+    return errors::OutOfRange(type_name(), " '", name(), "' is closed and has insufficient elements (requested ",
+                              missing, ", current size ", stored, ")");
+  };
+
+  if (!dequeue_holds_partial()) {
+    const int64_t stored = StoredLocked();
+    if (stored >= a->requested) {
+      take(a->requested);
+      return finish(Status());
+    }
+    if (!closed_) return false;
+    if (a->up_to && stored > 0) {
+      take(stored);
+      return finish(Status());
+    }
+    if (a->up_to && !enqueuers_.empty()) return false;
+    return finish(insufficient(a->requested, stored));
+  }
+
+  bool progress = false;
+  while (true) {
+    const int64_t missing = a->requested - static_cast<int64_t>(a->held.size());
+    if (missing == 0) return finish(Status());
+    const int64_t stored = StoredLocked();
+    if (closed_ && stored < missing) {
+      Status out_of_range = insufficient(missing, stored);
+      if (!a->held.empty()) {
+        RestoreLocked(&a->held);
+        a->held.clear();
+        progress = true;
+      }
+      const int64_t left = StoredLocked();
+      if (a->up_to && left > 0) {
+        take(left);
+        return finish(Status());
+      }
+      if (a->up_to && !enqueuers_.empty()) return progress;
+      return finish(std::move(out_of_range));
+    }
+    const int64_t takeable = TakeableLocked();
+    if (takeable == 0) return progress;
+    take(std::min(takeable, missing));
+    progress = true;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Defaults for batch assembly
+
+Result<Element> QueueBase::AssembleBatch(std::vector<Element> elements) const {
+  Element out;
+  std::vector<Tensor> parts(elements.size());
+  for (size_t c = 0; c < dtypes().size(); ++c) {
+    for (size_t i = 0; i < elements.size(); ++i) parts[i] = std::move(elements[i][c]);
+    SLUICE_ASSIGN_OR_RETURN(Tensor batch, Tensor::Stack(parts, dtypes()[c], shapes()[c].ToTensorShape()));
+    out.push_back(std::move(batch));
+  }
+  return out;
+}
+
+Element QueueBase::EmptyBatch() const {
+  Element out;
+  for (size_t c = 0; c < dtypes().size(); ++c) {
+    std::vector<int64_t> dims = shapes()[c].dims();
+    for (int64_t& d : dims) d = std::max<int64_t>(d, 0);
+    dims.insert(dims.begin(), 0);
+    out.push_back(Tensor::Zeros(dtypes()[c], TensorShape(std::span<const int64_t>(dims))));
+  }
+  return out;
+}
+
+std::string QueueBase::NoShapesMessage() const {
+  return StrCat(type_name(), "'s DequeueMany and DequeueUpTo require the components to have specified shapes.");
+}
+
+}  // namespace sluice::queue

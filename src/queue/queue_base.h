@@ -1,0 +1,127 @@
+// QueueBase: TensorFlow's queue machinery (queue_base.cc), shared by the four
+// queue types.
+//
+// Every blocking call becomes an Attempt that lives on the calling thread's
+// stack and waits in one of two FIFO lines: enqueuers (enqueue, enqueue_many,
+// non-cancelling close) and dequeuers. After any change the queue "flushes":
+// it runs the front enqueue attempt, then the front dequeue attempt, until
+// neither makes progress. Only front attempts run, so each line is served in
+// arrival order, with partial progress (an enqueue_many admits what fits; a
+// dequeue_many holds what it has collected).
+//
+// Hand-off: the thread whose change lets an attempt complete does the work of
+// that attempt under the lock (moves the elements into or out of it), then,
+// after unlocking, wakes exactly that attempt's owner through a futex on the
+// attempt. A woken owner never takes the lock again; batch assembly (stacking
+// or padding) runs on the owner's thread, outside the lock.
+//
+// Thread-safety: all public methods are thread-safe. Subclass hooks named
+// ...Locked run with mu_ held and must not block or call out.
+#ifndef SLUICE_QUEUE_QUEUE_BASE_H_
+#define SLUICE_QUEUE_QUEUE_BASE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sluice/core/mutex.h"
+#include "sluice/queue/queue.h"
+
+namespace sluice::queue {
+
+class QueueBase : public Queue {
+ public:
+  ~QueueBase() override;
+
+  Status Enqueue(Element element, const WaitOptions& wait) override;
+  Status EnqueueMany(Element batch, const WaitOptions& wait) override;
+  Result<Element> Dequeue(const WaitOptions& wait) override;
+  Result<Element> DequeueMany(int64_t n, const WaitOptions& wait) override;
+  Result<Element> DequeueUpTo(int64_t n, const WaitOptions& wait) override;
+  Status Close(bool cancel_pending_enqueues, const WaitOptions& wait) override;
+  bool is_closed() const override EXCLUDES(mu_);
+  int32_t size() const override EXCLUDES(mu_);
+  QueueStats stats() const override EXCLUDES(mu_);
+
+  // Validates the queue's declared attributes (called by the factories).
+  Status Initialize();
+
+ protected:
+  QueueBase(std::string name, int32_t capacity, std::vector<DType> dtypes,
+            std::vector<PartialShape> shapes, std::vector<std::string> names);
+
+  // --- Storage hooks, run with mu_ held. ---
+  virtual int64_t StoredLocked() const REQUIRES(mu_) = 0;
+  // Elements a dequeuer may take right now (RandomShuffleQueue: those above
+  // min_after_dequeue while open).
+  virtual int64_t TakeableLocked() const REQUIRES(mu_) { return StoredLocked(); }
+  virtual void PushLocked(Element&& element) REQUIRES(mu_) = 0;
+  // REQUIRES: TakeableLocked() > 0.
+  virtual Element PopLocked() REQUIRES(mu_) = 0;
+  // Puts elements a dequeue_many held back, so that the next dequeues see
+  // them first, in `held` order.
+  virtual void RestoreLocked(std::vector<Element>* held) REQUIRES(mu_) = 0;
+  // PriorityQueue: a dequeue_many takes its n elements at once, never
+  // holding part of them.
+  virtual bool dequeue_holds_partial() const { return true; }
+
+  // --- Element checks and batch assembly, run without the lock. ---
+  // Shape check for one element's component (exact; PaddingFIFOQueue:
+  // compatible).
+  virtual bool ShapeMatches(size_t component, const TensorShape& shape) const;
+  virtual Status ValidateExtra(const Element& element, bool many) const { return Status(); }
+  // Stacks `elements` into one batch element; PaddingFIFOQueue pads.
+  virtual Result<Element> AssembleBatch(std::vector<Element> elements) const;
+  // The element dequeue_many(0) returns.
+  virtual Element EmptyBatch() const;
+  // Message for DequeueMany/DequeueUpTo on a queue without shapes.
+  virtual std::string NoShapesMessage() const;
+
+  bool closed_locked() const REQUIRES(mu_) { return closed_; }
+
+  mutable Mutex mu_;
+
+ private:
+  struct Attempt;
+  class WakeList;
+  // An intrusive FIFO list of attempts.
+  struct Line {
+    Attempt* head = nullptr;
+    Attempt* tail = nullptr;
+    bool empty() const { return head == nullptr; }
+  };
+  static void Append(Line* line, Attempt* a);
+  static void Remove(Line* line, Attempt* a);
+
+  Status ValidateElement(const Element& element) const;
+  Status ValidateBatch(const Element& batch) const;
+  std::string ExpectedShape(size_t component, int64_t batch) const;
+
+  // Appends `attempt` to its line, flushes, and waits for it to complete.
+  void Run(Attempt* attempt, const WaitOptions& wait) EXCLUDES(mu_);
+  void Wait(Attempt* attempt, const WaitOptions& wait) EXCLUDES(mu_);
+  // Fails `attempt` with `status` if it is still pending.
+  void Abandon(Attempt* attempt, Status status) EXCLUDES(mu_);
+  void FlushLocked(WakeList* completed) REQUIRES(mu_);
+  bool RunEnqueueLocked(Attempt* a, bool* complete) REQUIRES(mu_);
+  bool RunDequeueLocked(Attempt* a, bool* complete) REQUIRES(mu_);
+  void CompleteLocked(Attempt* a, Status status, WakeList* completed) REQUIRES(mu_);
+  static void Wake(const WakeList& completed, const Attempt* self);
+  Result<Element> DequeueImpl(int64_t n, bool up_to, const WaitOptions& wait);
+  Status EnqueueImpl(Element&& element, bool many, const WaitOptions& wait);
+
+  // Constant after construction: the declared shapes when all are fully
+  // defined (the common case), for a check without PartialShape.
+  std::vector<TensorShape> exact_shapes_;
+
+  // Protected by mu_:
+  bool closed_ GUARDED_BY(mu_) = false;
+  QueueStats stats_ GUARDED_BY(mu_);
+  Line enqueuers_ GUARDED_BY(mu_);
+  Line dequeuers_ GUARDED_BY(mu_);
+};
+
+}  // namespace sluice::queue
+
+#endif  // SLUICE_QUEUE_QUEUE_BASE_H_

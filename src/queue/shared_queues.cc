@@ -1,0 +1,86 @@
+#include "queue/shared_queues.h"
+
+#include <map>
+
+#include "sluice/core/mutex.h"
+
+namespace sluice::queue {
+namespace {
+
+struct Entry {
+  QueueSignature signature;
+  std::weak_ptr<Queue> queue;
+};
+
+struct Table {
+  Mutex mu;
+  std::map<std::string, Entry> entries GUARDED_BY(mu);
+};
+
+Table& GlobalTable() {
+  static Table* table = new Table();
+  return *table;
+}
+
+std::string TypesString(const std::vector<DType>& dtypes) {
+  std::string s;
+  for (size_t i = 0; i < dtypes.size(); ++i) s += (i ? ", " : "") + std::string(DTypeName(dtypes[i]));
+  return s;
+}
+
+std::string ShapesString(const std::vector<PartialShape>& shapes) {
+  std::string s;
+  for (size_t i = 0; i < shapes.size(); ++i) s += (i ? ", " : "") + shapes[i].DebugString();
+  return s;
+}
+
+Status Compare(const std::string& name, const QueueSignature& have, const QueueSignature& want) {
+  const std::string prefix = StrCat("Shared queue '", name, "' has ");
+  if (have.type != want.type) {
+    return errors::InvalidArgument(prefix, "type ", have.type, " but requested type was ", want.type);
+  }
+  if (have.capacity != want.capacity) {
+    return errors::InvalidArgument(prefix, "capacity ", have.capacity, " but requested capacity was ",
+                                   want.capacity);
+  }
+  if (have.dtypes != want.dtypes) {
+    return errors::InvalidArgument(prefix, "component types ", TypesString(have.dtypes),
+                                   " but requested component types were ", TypesString(want.dtypes));
+  }
+  if (have.shapes != want.shapes) {
+    return errors::InvalidArgument(prefix, "component shapes ", ShapesString(have.shapes),
+                                   " but requested component shapes were ", ShapesString(want.shapes));
+  }
+  if (have.min_after_dequeue != want.min_after_dequeue) {
+    return errors::InvalidArgument(prefix, "min_after_dequeue ", have.min_after_dequeue,
+                                   " but requested min_after_dequeue was ", want.min_after_dequeue);
+  }
+  const bool any_seed = want.seed == 0 && want.seed2 == 0;
+  if (!any_seed && (have.seed != want.seed || have.seed2 != want.seed2)) {
+    return errors::InvalidArgument(prefix, "random seeds (", have.seed, ", ", have.seed2,
+                                   ") but requested seeds are (", want.seed, ", ", want.seed2, ")");
+  }
+  return Status();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Queue>> CreateOrShare(const std::string& shared_name, const QueueSignature& signature,
+                                             const std::function<Result<std::shared_ptr<Queue>>()>& create) {
+  if (shared_name.empty()) return create();
+  Table& table = GlobalTable();
+  MutexLock lock(&table.mu);
+  auto it = table.entries.find(shared_name);
+  if (it != table.entries.end()) {
+    if (std::shared_ptr<Queue> live = it->second.queue.lock()) {
+      SLUICE_RETURN_IF_ERROR(Compare(shared_name, it->second.signature, signature));
+      return live;
+    }
+  }
+  // Creating a queue runs no user code, so it may run under the table lock.
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<Queue> queue, create());
+  table.entries[shared_name] = Entry{signature, queue};
+  return queue;
+}
+
+}  // namespace sluice::queue

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs a built sluice into a fresh prefix and builds this folder's
+# downstream program against it twice: with CMake (find_package(sluice),
+# sluice::sluice) and with pkg-config (pkg-config --cflags --libs sluice).
+# Runs both. Called by ctest (tests/CMakeLists.txt) as
+#   run.sh <sluice build dir> <scratch dir> <cmake> <c++ compiler> <generator>
+set -euo pipefail
+build="$1"; work="$2"; cmake="${3:-cmake}"; cxx="${4:-c++}"; generator="${5:-Ninja}"
+here="$(cd "$(dirname "$0")" && pwd)"
+
+rm -rf "$work"
+mkdir -p "$work"
+prefix="$work/prefix"
+"$cmake" --install "$build" --prefix "$prefix" >"$work/install.log"
+echo "installed into $prefix:"
+(cd "$prefix" && find . -name 'sluiceConfig*.cmake' -o -name 'sluice.pc' -o -name 'libsluice*' | sort)
+
+echo "--- find_package(sluice)"
+"$cmake" -S "$here" -B "$work/cmake-build" -G "$generator" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$prefix" >"$work/configure.log" || {
+  cat "$work/configure.log"; exit 1; }
+"$cmake" --build "$work/cmake-build"
+"$work/cmake-build/downstream"
+
+echo "--- pkg-config sluice"
+pc="$(find "$prefix" -name sluice.pc -print -quit)"
+[ -n "$pc" ] || { echo "no sluice.pc under $prefix"; exit 1; }
+export PKG_CONFIG_PATH="$(dirname "$pc")"
+flags="$(pkg-config --cflags --libs sluice)"
+echo "pkg-config --cflags --libs sluice: $flags"
+# shellcheck disable=SC2086  # the flags are words
+"$cxx" -O1 "$here/main.cc" $flags -o "$work/downstream-pc"
+"$work/downstream-pc"
+echo "install test: OK"
