@@ -68,7 +68,9 @@ constexpr size_t kCapacity = 1024;
 constexpr size_t kBatch = 64;
 constexpr int64_t kItems64 = 1 << 16;  // elements per iteration, 64-byte payload
 constexpr int64_t kItems4K = 1 << 14;  // elements per iteration, 4 KiB payload
-constexpr double kMinTime = 0.25;      // seconds per benchmark
+constexpr double kMinTime = 0.25;      // seconds per throughput benchmark
+constexpr int64_t kDeqCostIterations64 = 4000;  // deqcost: refills of 1024 elements
+constexpr int64_t kDeqCostIterations4K = 500;
 
 enum class Payload { k64B, k4KiB };
 constexpr size_t PayloadBytes(Payload p) { return p == Payload::k64B ? 64 : 4096; }
@@ -371,10 +373,12 @@ void RegisterDequeueCost(Payload payload, const std::string& impl) {
     for (int prefill_many = 0; prefill_many <= 1; ++prefill_many) {
       const std::string name = std::string("deqcost/") + PayloadName(payload) + "/" + (many ? "many64" : "single") +
                                "/" + (prefill_many ? "prefill_many" : "prefill_single") + "/" + impl;
+      // A fixed count: the untimed refill of 1024 elements costs more than
+      // the timed part, so MinTime would run for many seconds.
       benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) {
         BM_DequeueCost<A>(s, many != 0, prefill_many != 0);
       })
-          ->MinTime(kMinTime)
+          ->Iterations(payload == Payload::k64B ? kDeqCostIterations64 : kDeqCostIterations4K)
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
     }

@@ -344,8 +344,11 @@ void InitGlobals() {
 }
 
 // Test hooks: raise the exception for a status / round-trip a tensor.
-void RaiseStatus(int code, const std::string& message, const nb::dict& payloads) {
-  Status s(static_cast<Code>(code), message);
+void RaiseStatus(int code, nb::handle message, const nb::dict& payloads) {
+  std::string text = nb::isinstance<nb::bytes>(message)
+                         ? std::string(nb::borrow<nb::bytes>(message).c_str(), nb::len(message))
+                         : nb::cast<std::string>(message);
+  Status s(static_cast<Code>(code), text);
   for (auto [k, v] : payloads) s = s.WithPayload(nb::cast<std::string>(k), nb::cast<std::string>(v));
   if (s.ok()) return;
   ThrowStatus(s);

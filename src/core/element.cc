@@ -29,17 +29,6 @@ Element& Element::operator=(const Element& other) {
   return *this;
 }
 
-Element& Element::operator=(Element&& other) noexcept {
-  if (this != &other) {
-    clear();
-    if (on_heap()) ::operator delete(heap_);
-    heap_ = nullptr;
-    capacity_ = kInlineComponents;
-    MoveFrom(std::move(other));
-  }
-  return *this;
-}
-
 void Element::Reserve(size_t n) {
   if (n <= capacity_) return;
   size_t cap = capacity_;

@@ -184,7 +184,9 @@ Status QueueBase::ValidateElement(const Element& element) const {
       return errors::InvalidArgument("Type mismatch in tuple component ", i, ". Expected ",
                                      DTypeName(dtypes()[i]), ", got ", DTypeName(element[i].dtype()));
     }
-    if (!shapes().empty() && !ShapeMatches(i, element[i].shape())) {
+    const bool matches = exact_shapes_.empty() ? shapes().empty() || ShapeMatches(i, element[i].shape())
+                                               : exact_shapes_[i] == element[i].shape();
+    if (!matches) {
       return errors::InvalidArgument("Shape mismatch in tuple component ", i, ". Expected ",
                                      ExpectedShape(i, -1), ", got ", element[i].shape().DebugString());
     }

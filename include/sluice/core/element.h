@@ -29,7 +29,18 @@ class Element {
   Element(const Element& other);
   Element& operator=(const Element& other);
   Element(Element&& other) noexcept { MoveFrom(std::move(other)); }
-  Element& operator=(Element&& other) noexcept;
+  Element& operator=(Element&& other) noexcept {
+    if (this != &other) {
+      clear();
+      if (on_heap()) {
+        ::operator delete(heap_);
+        heap_ = nullptr;
+        capacity_ = kInlineComponents;
+      }
+      MoveFrom(std::move(other));
+    }
+    return *this;
+  }
   ~Element() {
     clear();
     if (on_heap()) ::operator delete(heap_);

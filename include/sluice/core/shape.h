@@ -82,7 +82,13 @@ class TensorShape {
   std::string DebugString() const;
 
   friend bool operator==(const TensorShape& a, const TensorShape& b) {
-    return a.rank_ == b.rank_ && std::memcmp(a.data(), b.data(), a.rank_ * sizeof(int64_t)) == 0;
+    if (a.rank_ != b.rank_) return false;
+    const int64_t* x = a.data();
+    const int64_t* y = b.data();
+    for (int i = 0; i < a.rank_; ++i) {
+      if (x[i] != y[i]) return false;
+    }
+    return true;
   }
   friend bool operator!=(const TensorShape& a, const TensorShape& b) { return !(a == b); }
 
