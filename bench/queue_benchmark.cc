@@ -21,6 +21,8 @@
 //                 std::unique_ptr<std::byte[]> (one new[] of 4096 bytes);
 //                 FIFOQueue moves an Element holding a new uint8 Tensor of
 //                 shape [4096] (one aligned_alloc of header + 4096 bytes).
+//                 FIFOQueue_shared shares pre-made [4096] tensors instead
+//                 (no allocation: the queue alone).
 //   The producer writes a sequence number into the first 8 bytes of each
 //   element; the consumer reads it; the sum is checked where every element
 //   is new (all but FIFOQueue 64B, whose tensors are shared).
@@ -31,14 +33,16 @@
 //                 peers: 64 elements built in an array and pushed with the
 //                 queue's bulk call (TBB has none: a loop of push / pop).
 //
-// deqcost/<payload>/<single|many64>/<prefill>/<impl>
+// deqcost/<payload>/<single|many64>/<prefill>[_kept]/<impl>
 //   One thread, no contention: the queue is filled with kCapacity elements
-//   (untimed; by single Enqueue of new tensors or by EnqueueMany of 64), then
-//   the time to take them all out with Dequeue or DequeueMany(64) is measured
-//   (manual time). What was dequeued is kept and destroyed after the timed
-//   region, so freeing the payload is not counted (a DequeueMany that must
-//   copy the rows into one batch tensor pays that copy). Compares the cost
-//   per element of dequeue_many(64) with that of a single dequeue.
+//   (untimed; prefill_single: by Enqueue of one new tensor each;
+//   prefill_many: by EnqueueMany of new [64, bytes] batches), then the time
+//   to take them all out with Dequeue or DequeueMany(64) is measured (manual
+//   time), including the release of what was dequeued (the consumer drops
+//   each element or batch at once; DequeueMany also drops the elements it
+//   stacked). _kept: what was dequeued is kept and dropped after the timed
+//   region, so only the calls are timed. Compares the cost per element of
+//   dequeue_many(64) with that of a single dequeue.
 #include <benchmark/benchmark.h>
 
 #include <atomic>
@@ -163,8 +167,8 @@ class SluiceAdapter {
  public:
   static constexpr bool kChecksum = !kShared;
   static constexpr int64_t kBytes = PayloadBytes(kPayload);
-  static constexpr size_t kPool = 1024;     // pre-made single tensors per producer
-  static constexpr size_t kBatchPool = 16;  // pre-made batch tensors per producer
+  static constexpr size_t kPool = 256;      // pre-made single tensors per producer
+  static constexpr size_t kBatchPool = 4;   // pre-made batch tensors per producer
 
   explicit SluiceAdapter(size_t capacity) {
     sluice::queue::QueueOptions options;
@@ -317,13 +321,15 @@ void BM_Throughput(benchmark::State& state, int64_t items, int producers, int co
   state.SetItemsProcessed(state.iterations() * items);
 }
 
-// many: dequeue with DequeueMany(64); prefill_many: fill with EnqueueMany(64).
+// many: dequeue with DequeueMany(64); prefill_many: fill with EnqueueMany(64);
+// keep: keep what is dequeued until after the timed region (the call alone),
+// else drop it at once (the call and the release of what it returned).
 template <class A>
-void BM_DequeueCost(benchmark::State& state, bool many, bool prefill_many) {
+void BM_DequeueCost(benchmark::State& state, bool many, bool prefill_many, bool keep) {
   A q(kCapacity);
   typename A::ProducerState ps(q, 0);
   typename A::ConsumerState cs(q);
-  cs.keep = true;
+  cs.keep = keep;
   cs.kept.reserve(kCapacity);
   uint64_t sum = 0;
   for (auto _ : state) {
@@ -340,7 +346,7 @@ void BM_DequeueCost(benchmark::State& state, bool many, bool prefill_many) {
     }
     const auto t1 = std::chrono::steady_clock::now();
     state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
-    cs.kept.clear();  // untimed: the payload's destruction is not the dequeue's cost
+    cs.kept.clear();
   }
   benchmark::DoNotOptimize(sum);
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(kCapacity));
@@ -371,16 +377,20 @@ template <class A>
 void RegisterDequeueCost(Payload payload, const std::string& impl) {
   for (int many = 0; many <= 1; ++many) {
     for (int prefill_many = 0; prefill_many <= 1; ++prefill_many) {
-      const std::string name = std::string("deqcost/") + PayloadName(payload) + "/" + (many ? "many64" : "single") +
-                               "/" + (prefill_many ? "prefill_many" : "prefill_single") + "/" + impl;
-      // A fixed count: the untimed refill of 1024 elements costs more than
-      // the timed part, so MinTime would run for many seconds.
-      benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) {
-        BM_DequeueCost<A>(s, many != 0, prefill_many != 0);
-      })
-          ->Iterations(payload == Payload::k64B ? kDeqCostIterations64 : kDeqCostIterations4K)
-          ->UseManualTime()
-          ->Unit(benchmark::kMicrosecond);
+      for (int keep = 0; keep <= 1; ++keep) {
+        const std::string name = std::string("deqcost/") + PayloadName(payload) + "/" +
+                                 (many ? "many64" : "single") + "/" +
+                                 (prefill_many ? "prefill_many" : "prefill_single") + (keep ? "_kept" : "") + "/" +
+                                 impl;
+        // A fixed count: the untimed refill of 1024 elements costs more than
+        // the timed part, so MinTime would run for many seconds.
+        benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) {
+          BM_DequeueCost<A>(s, many != 0, prefill_many != 0, keep != 0);
+        })
+            ->Iterations(payload == Payload::k64B ? kDeqCostIterations64 : kDeqCostIterations4K)
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond);
+      }
     }
   }
 }
@@ -393,6 +403,7 @@ void RegisterPayload() {
     RegisterThroughput<SluiceAdapter<kPayload, /*kShared=*/false>>(kPayload, "FIFOQueue_newtensor");
   } else {
     RegisterThroughput<SluiceAdapter<kPayload, /*kShared=*/false>>(kPayload, "FIFOQueue");
+    RegisterThroughput<SluiceAdapter<kPayload, /*kShared=*/true>>(kPayload, "FIFOQueue_shared");
   }
 #endif
   RegisterThroughput<PeerAdapter<MutexQueue, Item>>(kPayload, "mutex_deque");

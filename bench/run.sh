@@ -10,7 +10,9 @@
 #
 # Environment:
 #   REPS=3          repetitions of each C++ benchmark and Python measurement
-#                   (the table shows the median)
+#                   (the table shows the median; the C++ repetitions run in
+#                   random order, so that a burst of load on the shared
+#                   machine spreads over all the queues)
 #   FILTER=regex    only the C++ benchmarks matching it (default: all)
 #   PY_MIN_TIME=0.4 seconds per Python measurement
 #   JOBS=2          build parallelism (the shared machine has 2 cores)
@@ -47,10 +49,10 @@ cxx_json="$out/queue_benchmark.json"
 py_json="$out/py_queue_bench.json"
 rm -f "$cxx_json" "$py_json"
 
-echo "== C++: $BUILD_DIR/bench/queue_benchmark --benchmark_repetitions=$REPS${FILTER:+ --benchmark_filter=$FILTER}"
+echo "== C++: $BUILD_DIR/bench/queue_benchmark --benchmark_repetitions=$REPS --benchmark_enable_random_interleaving=true${FILTER:+ --benchmark_filter=$FILTER}"
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) CPUs; $(lscpu | sed -n 's/^Model name: *//p' | head -1); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 timeout 1800 "$BUILD_DIR/bench/queue_benchmark" \
-  --benchmark_repetitions="$REPS" \
+  --benchmark_repetitions="$REPS" --benchmark_enable_random_interleaving=true \
   ${FILTER:+--benchmark_filter="$FILTER"} \
   --benchmark_out="$cxx_json" --benchmark_out_format=json \
   --benchmark_format=console 2>&1 | grep -E '^(queue|deqcost)/' | grep -vE '_(mean|stddev|cv)( |$)' || true

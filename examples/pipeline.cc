@@ -18,6 +18,7 @@
 //   pipeline [--producers N] [--batchers N] [--records N] [--record-bytes N]
 //            [--batch N] [--capacity N] [--shuffle] [--quiet]
 #include <algorithm>
+#include <iterator>
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
@@ -49,7 +50,7 @@ using sluice::TensorShape;
 struct Flags {
   int producers = 2;
   int batchers = 1;
-  int64_t records = 100000;  // in all, over every producer
+  int64_t records = 200000;  // in all, over every producer
   int64_t record_bytes = 4096;
   int64_t batch = 32;
   int32_t capacity = 1024;
@@ -77,11 +78,19 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
       arg.resize(eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      std::fprintf(stderr, "%s needs a value\n", arg.c_str());
+    }
+    static constexpr std::string_view kValued[] = {"--producers", "--batchers", "--records",
+                                                   "--record-bytes", "--batch", "--capacity"};
+    if (std::find(std::begin(kValued), std::end(kValued), arg) == std::end(kValued)) {
+      std::fprintf(stderr, "unknown flag %s\n", arg.c_str());
       return false;
+    }
+    if (eq == std::string::npos) {
+      if (i + 1 == argc) {
+        std::fprintf(stderr, "%s needs a value\n", arg.c_str());
+        return false;
+      }
+      value = argv[++i];
     }
     char* end = nullptr;
     const long long n = std::strtoll(value.c_str(), &end, 10);
@@ -94,11 +103,7 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     else if (arg == "--records") f->records = n;
     else if (arg == "--record-bytes") f->record_bytes = n;
     else if (arg == "--batch") f->batch = n;
-    else if (arg == "--capacity") f->capacity = static_cast<int32_t>(std::min<long long>(n, INT32_MAX));
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", arg.c_str());
-      return false;
-    }
+    else f->capacity = static_cast<int32_t>(std::min<long long>(n, INT32_MAX));  // --capacity
   }
   return true;
 }
@@ -265,9 +270,10 @@ int Run(const Flags& f) {
               "%.0f records/s, %.1f MB/s\n",
               tally.records, tally.batches, mb, seconds, static_cast<double>(tally.records) / seconds,
               mb / seconds);
-  std::printf("threads: %zu (%d producers, %d batchers, 2 close-on-stop); queues' counters: records %" PRId64
+  std::printf("threads: %zu (%d producer%s, %d batcher%s, 2 close-on-stop); queues' counters: records %" PRId64
               " in / %" PRId64 " out, batches %" PRId64 " in / %" PRId64 " out\n",
-              threads.size(), f.producers, f.batchers, records->stats().enqueued, records->stats().dequeued,
+              threads.size(), f.producers, f.producers == 1 ? "" : "s", f.batchers, f.batchers == 1 ? "" : "s",
+              records->stats().enqueued, records->stats().dequeued,
               batches->stats().enqueued, batches->stats().dequeued);
   std::printf("end of input: %s; coordinator join: %s\n", end.ToString().c_str(), joined.ToString().c_str());
 

@@ -19,6 +19,7 @@ the wrong type or static shape) are raised here as ValueError/TypeError at
 the call; errors of running operations are :mod:`sluice.errors` exceptions.
 """
 
+import builtins
 import operator
 
 import numpy as np
@@ -178,6 +179,18 @@ def _float_to_bfloat16_bits(arr):
 
 def _to_numeric_component(value, dtype):
     """A C-contiguous array of exactly the dtype's storage type."""
+    # Fast paths: an array of the right type, a Python scalar of a fitting kind.
+    target = dtype._storage
+    vt = type(value)
+    if dtype is not _dtypes.bfloat16:
+        if vt is np.ndarray and value.dtype == target:
+            return value if value.flags.c_contiguous else np.asarray(value, order="C")
+        if (vt is float and target.kind in "fc") or (vt is int and target.kind in "iufc") or (
+                vt is builtins.bool and target.kind == "b"):
+            try:
+                return np.asarray(value, dtype=target)
+            except OverflowError:
+                raise _cannot_convert(value, dtype, ": value out of range") from None
     try:
         src = value if isinstance(value, np.ndarray) else np.asarray(value)
     except OverflowError:
@@ -207,7 +220,7 @@ def _to_component(value, dtype):
 
 
 def _shape_of(component):
-    return () if isinstance(component, bytes) else component.shape
+    return () if type(component) is bytes else component.shape
 
 
 # ---- queues ----------------------------------------------------------------------
@@ -298,9 +311,11 @@ class QueueBase:
         """
         del name
         components = self._check_enqueue_dtypes(vals)
-        for i, (c, shape) in enumerate(zip(components, self._shapes)):
-            if not _shape_compatible(_shape_of(c), shape):
-                raise ValueError("Shapes %s and %s are incompatible" % (_shape_str(_shape_of(c)), _shape_str(shape)))
+        for c, shape in zip(components, self._shapes):
+            if shape is not None:
+                s = _shape_of(c)
+                if s != shape and not _shape_compatible(s, shape):
+                    raise ValueError("Shapes %s and %s are incompatible" % (_shape_str(s), _shape_str(shape)))
         self._queue.enqueue(components, timeout)
 
     def enqueue_many(self, vals, name=None, timeout=None):
@@ -463,9 +478,9 @@ class PriorityQueue(QueueBase):
         if names is not None and len(names) != len(priority_dtypes):
             raise ValueError("Queue names must have the same length as dtypes,received "
                              "len(names)=%d,len %d" % (len(names), len(priority_dtypes)))
-        core_names = list(names[1:]) if names is not None else []
+        # The names stay on this side (they only shape the dicts).
         q = _core.new_queue("priority", _capacity(capacity), [d.as_datatype_enum for d in types],
-                            _core_shapes(shapes), core_names, name, shared_name or "")
+                            _core_shapes(shapes), [], name, shared_name or "")
         super().__init__(priority_dtypes, priority_shapes, names, q)
 
 

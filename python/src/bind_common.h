@@ -22,6 +22,7 @@
 #include "sluice/core/element.h"
 #include "sluice/core/status.h"
 #include "sluice/core/tensor.h"
+#include "sluice/queue/queue.h"
 
 namespace sluice::python {
 
@@ -164,6 +165,17 @@ nb::list ElementToPython(Element element);
 // `values` (a sequence) to an Element, component i converted to dtypes[i].
 // REQUIRES: len(values) == dtypes.size() (the Python layer checks).
 Element PythonToElement(nb::handle values, const std::vector<DType>& dtypes);
+
+// ---- Handles ---------------------------------------------------------------------
+
+// The Python objects of shared C++ objects hold them through these handles,
+// never through nanobind's std::shared_ptr caster: a shared_ptr made from a
+// Python object drops its last reference by taking the GIL, which a C++
+// runner thread must never need (it may be the last owner, and may let go
+// while the interpreter shuts down). A handle owns a plain shared_ptr.
+struct QueueHandle {
+  std::shared_ptr<queue::Queue> queue;
+};
 
 // Bindings of each layer (called from module.cc, in this order).
 void BindCore(nb::module_& m);

@@ -358,6 +358,9 @@ void RaiseStatus(int code, nb::handle message, const nb::dict& payloads) {
 
 void BindCore(nb::module_& m) {
   InitGlobals();
+  // Daemon threads (QueueRunner threads, as in TF) may still hold sluice
+  // objects when the interpreter exits; that is not a leak worth a report.
+  nb::set_leak_warnings(false);
 
   nb::class_<TensorRef>(m, "_TensorRef",
                         "Owns a reference to a sluice Tensor; the base of the numpy arrays viewing it.")

@@ -6,10 +6,10 @@
 // and TensorFlow's Python-side errors live in sluice/queue.py.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
-#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,13 +52,15 @@ nb::object ShapeToPython(const PartialShape& shape) {
   return nb::tuple(dims);
 }
 
-void Enqueue(Queue& q, nb::handle values, Timeout timeout) {
+void Enqueue(QueueHandle& h, nb::handle values, Timeout timeout) {
+  Queue& q = *h.queue;
   Element e = PythonToElement(values, q.dtypes());
   BlockingCall call(timeout);
   RunBlocking(call, [&] { return q.Enqueue(std::move(e), call.wait<WaitOptions>()); });
 }
 
-void EnqueueMany(Queue& q, nb::handle values, Timeout timeout) {
+void EnqueueMany(QueueHandle& h, nb::handle values, Timeout timeout) {
+  Queue& q = *h.queue;
   Element e = PythonToElement(values, q.dtypes());
   BlockingCall call(timeout);
   RunBlocking(call, [&] { return q.EnqueueMany(std::move(e), call.wait<WaitOptions>()); });
@@ -72,15 +74,26 @@ nb::list DequeueWith(Timeout timeout, F&& fn) {
   return ElementToPython(ValueOrThrow(std::move(result)));
 }
 
-void Close(Queue& q, bool cancel_pending_enqueues, Timeout timeout) {
-  BlockingCall call(timeout);
-  RunBlocking(call, [&] { return q.Close(cancel_pending_enqueues, call.wait<WaitOptions>()); });
+nb::list Dequeue(QueueHandle& h, Timeout timeout) {
+  return DequeueWith(timeout, [&](const WaitOptions& w) { return h.queue->Dequeue(w); });
 }
 
-std::shared_ptr<Queue> NewQueue(const std::string& kind, int32_t capacity, const std::vector<int>& dtypes,
-                                const ShapeList& shapes, const std::vector<std::string>& names,
-                                const std::string& name, const std::string& shared_name,
-                                int32_t min_after_dequeue, int64_t seed, int64_t seed2) {
+nb::list DequeueMany(QueueHandle& h, int64_t n, Timeout timeout) {
+  return DequeueWith(timeout, [&](const WaitOptions& w) { return h.queue->DequeueMany(n, w); });
+}
+
+nb::list DequeueUpTo(QueueHandle& h, int64_t n, Timeout timeout) {
+  return DequeueWith(timeout, [&](const WaitOptions& w) { return h.queue->DequeueUpTo(n, w); });
+}
+
+void Close(QueueHandle& h, bool cancel_pending_enqueues, Timeout timeout) {
+  BlockingCall call(timeout);
+  RunBlocking(call, [&] { return h.queue->Close(cancel_pending_enqueues, call.wait<WaitOptions>()); });
+}
+
+QueueHandle NewQueue(const std::string& kind, int32_t capacity, const std::vector<int>& dtypes,
+                     const ShapeList& shapes, const std::vector<std::string>& names, const std::string& name,
+                     const std::string& shared_name, int32_t min_after_dequeue, int64_t seed, int64_t seed2) {
   queue::RandomShuffleQueueOptions o;
   o.capacity = capacity;
   o.dtypes = ToDTypes(dtypes);
@@ -101,58 +114,46 @@ std::shared_ptr<Queue> NewQueue(const std::string& kind, int32_t capacity, const
     o.seed2 = seed2;
     q = queue::NewRandomShuffleQueue(o);
   }
-  return ValueOrThrow(std::move(q));
+  return QueueHandle{ValueOrThrow(std::move(q))};
+}
+
+std::vector<int> DTypesOf(const QueueHandle& h) {
+  std::vector<int> out;
+  for (DType d : h.queue->dtypes()) out.push_back(static_cast<int>(d));
+  return out;
+}
+
+nb::list ShapesOf(const QueueHandle& h) {
+  nb::list out;
+  for (const PartialShape& s : h.queue->shapes()) out.append(ShapeToPython(s));
+  return out;
 }
 
 }  // namespace
 
 void BindQueue(nb::module_& m) {
-  nb::class_<Queue>(m, "Queue",
-                    "A sluice queue (C++). Use sluice.queue.FIFOQueue & co., which wrap it.")
+  nb::class_<QueueHandle>(m, "Queue", "A sluice queue (C++). Use sluice.queue.FIFOQueue & co., which wrap it.")
       .def("enqueue", &Enqueue, nb::arg("values"), nb::arg("timeout") = nb::none())
       .def("enqueue_many", &EnqueueMany, nb::arg("values"), nb::arg("timeout") = nb::none())
-      .def(
-          "dequeue",
-          [](Queue& q, Timeout timeout) {
-            return DequeueWith(timeout, [&](const WaitOptions& w) { return q.Dequeue(w); });
-          },
-          nb::arg("timeout") = nb::none())
-      .def(
-          "dequeue_many",
-          [](Queue& q, int64_t n, Timeout timeout) {
-            return DequeueWith(timeout, [&](const WaitOptions& w) { return q.DequeueMany(n, w); });
-          },
-          nb::arg("n"), nb::arg("timeout") = nb::none())
-      .def(
-          "dequeue_up_to",
-          [](Queue& q, int64_t n, Timeout timeout) {
-            return DequeueWith(timeout, [&](const WaitOptions& w) { return q.DequeueUpTo(n, w); });
-          },
-          nb::arg("n"), nb::arg("timeout") = nb::none())
+      .def("dequeue", &Dequeue, nb::arg("timeout") = nb::none())
+      .def("dequeue_many", &DequeueMany, nb::arg("n"), nb::arg("timeout") = nb::none())
+      .def("dequeue_up_to", &DequeueUpTo, nb::arg("n"), nb::arg("timeout") = nb::none())
       .def("close", &Close, nb::arg("cancel_pending_enqueues") = false, nb::arg("timeout") = nb::none())
-      .def("is_closed", &Queue::is_closed)
-      .def("size", &Queue::size)
+      .def("is_closed", [](const QueueHandle& h) { return h.queue->is_closed(); })
+      .def("size", [](const QueueHandle& h) { return h.queue->size(); })
       .def("stats",
-           [](const Queue& q) {
-             queue::QueueStats s = q.stats();
+           [](const QueueHandle& h) {
+             queue::QueueStats s = h.queue->stats();
              return nb::make_tuple(s.enqueued, s.dequeued);
            })
-      .def_prop_ro("type_name", [](const Queue& q) { return std::string(q.type_name()); })
-      .def_prop_ro("name", &Queue::name)
-      .def_prop_ro("capacity", &Queue::capacity)
-      .def_prop_ro("dtypes",
-                   [](const Queue& q) {
-                     std::vector<int> out;
-                     for (DType d : q.dtypes()) out.push_back(static_cast<int>(d));
-                     return out;
-                   })
-      .def_prop_ro("shapes",
-                   [](const Queue& q) {
-                     nb::list out;
-                     for (const PartialShape& s : q.shapes()) out.append(ShapeToPython(s));
-                     return out;
-                   })
-      .def_prop_ro("names", &Queue::names);
+      .def_prop_ro("type_name", [](const QueueHandle& h) { return std::string(h.queue->type_name()); })
+      .def_prop_ro("name", [](const QueueHandle& h) { return h.queue->name(); })
+      .def_prop_ro("capacity", [](const QueueHandle& h) { return h.queue->capacity(); })
+      .def_prop_ro("dtypes", &DTypesOf)
+      .def_prop_ro("shapes", &ShapesOf)
+      .def_prop_ro("names", [](const QueueHandle& h) { return h.queue->names(); })
+      .def("__eq__", [](const QueueHandle& a, const QueueHandle& b) { return a.queue == b.queue; })
+      .def("__hash__", [](const QueueHandle& h) { return std::hash<Queue*>()(h.queue.get()); });
 
   m.def("new_queue", &NewQueue, nb::arg("kind"), nb::arg("capacity"), nb::arg("dtypes"),
         nb::arg("shapes"), nb::arg("names"), nb::arg("name"), nb::arg("shared_name") = "",

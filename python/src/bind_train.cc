@@ -10,13 +10,13 @@
 // sluice.errors._from_status turns into exceptions.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
-#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,9 +62,34 @@ std::vector<int> FromCodes(const std::vector<Code>& codes) {
   return out;
 }
 
+// ---- Handles (see QueueHandle in bind_common.h) --------------------------------
+
+struct ThreadHandle {
+  std::shared_ptr<Thread> thread;
+};
+
+struct CoordinatorHandle {
+  std::shared_ptr<Coordinator> coord;
+};
+
+nb::list WrapThreads(const ThreadList& threads) {
+  nb::list out;
+  for (const auto& t : threads) out.append(nb::cast(ThreadHandle{t}));
+  return out;
+}
+
+ThreadList UnwrapThreads(const std::vector<const ThreadHandle*>& handles) {
+  ThreadList out;
+  for (const ThreadHandle* h : handles) out.push_back(h->thread);
+  return out;
+}
+
+std::shared_ptr<Coordinator> CoordOrNull(const CoordinatorHandle* h) { return h ? h->coord : nullptr; }
+
 // ---- Thread -------------------------------------------------------------------
 
-void JoinThread(Thread& t, std::optional<double> timeout) {
+void JoinThread(ThreadHandle& h, std::optional<double> timeout) {
+  Thread& t = *h.thread;
   WaitInterruptibly(timeout, [&](std::optional<std::chrono::nanoseconds> chunk) {
     if (!chunk) {
       t.Join();
@@ -74,33 +99,44 @@ void JoinThread(Thread& t, std::optional<double> timeout) {
   });
 }
 
-void StartThread(Thread& t) {
-  if (!t.Start()) throw nb::builtin_exception(nb::exception_type::runtime_error, "threads can only be started once");
+void StartThread(ThreadHandle& h) {
+  if (!h.thread->Start()) {
+    throw nb::builtin_exception(nb::exception_type::runtime_error, "threads can only be started once");
+  }
+}
+
+std::string ThreadRepr(const ThreadHandle& h) {
+  const Thread& t = *h.thread;
+  return "<sluice._core.Thread(" + t.name() + ", " +
+         (t.is_alive() ? "started" : t.finished() ? "stopped" : "initial") + ")>";
 }
 
 // ---- Coordinator ----------------------------------------------------------------
 
-bool WaitForStop(const Coordinator& c, std::optional<double> timeout) {
+bool WaitForStop(const CoordinatorHandle& h, std::optional<double> timeout) {
+  const Coordinator& c = *h.coord;
   if (timeout && *timeout <= 0) return c.should_stop();  // TF: a negative timeout just checks
   return WaitInterruptibly(timeout, [&](std::optional<std::chrono::nanoseconds> chunk) {
     return c.WaitForStop(chunk);
   });
 }
 
-nb::object RequestStopWith(Coordinator& c, int code, const std::string& message, const nb::dict& payloads) {
+nb::object RequestStopWith(CoordinatorHandle& h, int code, const std::string& message, const nb::dict& payloads) {
   Status s(static_cast<Code>(code), message);
   for (auto [k, v] : payloads) s = s.WithPayload(nb::cast<std::string>(k), nb::cast<std::string>(v));
-  return StatusTuple(c.RequestStop(s));
+  return StatusTuple(h.coord->RequestStop(s));
 }
 
 // Waits for nothing itself: sluice.train.Coordinator.join has already waited
 // (interruptibly) for the threads or the stop. Marks the coordinator joined
 // and returns its status.
-nb::object JoinCoordinator(Coordinator& c, ThreadList threads, double grace, bool ignore_live_threads) {
+nb::object JoinCoordinator(CoordinatorHandle& h, const std::vector<const ThreadHandle*>& threads, double grace,
+                           bool ignore_live_threads) {
+  ThreadList list = UnwrapThreads(threads);
   Status s;
   {
     GilRelease release;
-    s = c.Join(std::move(threads), Seconds(grace), ignore_live_threads);
+    s = h.coord->Join(std::move(list), Seconds(grace), ignore_live_threads);
   }
   return StatusTuple(s);
 }
@@ -108,8 +144,7 @@ nb::object JoinCoordinator(Coordinator& c, ThreadList threads, double grace, boo
 // ---- C++ QueueRunner ---------------------------------------------------------------
 
 // Owns a C++ runner for Python. Dropping the last reference to a runner stops
-// and joins its threads, so do that without the GIL (and not at all while the
-// interpreter shuts down: the runner is then left to the process exit).
+// and joins its threads, so do that without the GIL.
 struct RunnerHandle {
   std::shared_ptr<QueueRunner> runner;
 
@@ -127,8 +162,8 @@ struct RunnerHandle {
   }
 };
 
-ThreadList CreateRunnerThreads(RunnerHandle& h, std::shared_ptr<Coordinator> coord, bool start) {
-  return h.runner->CreateThreads(std::move(coord), start);  // never blocks
+nb::list CreateRunnerThreads(RunnerHandle& h, const CoordinatorHandle* coord, bool start) {
+  return WrapThreads(h.runner->CreateThreads(CoordOrNull(coord), start));  // never blocks
 }
 
 nb::list RunnerExceptions(const RunnerHandle& h) {
@@ -140,10 +175,9 @@ nb::list RunnerExceptions(const RunnerHandle& h) {
 // A built-in producer: each step moves one element from `src` to `dst`
 // without the GIL; src's OutOfRange (closed and drained) ends a thread, and
 // the last thread to end closes dst.
-std::unique_ptr<RunnerHandle> NewTransferRunner(std::shared_ptr<queue::Queue> src,
-                                                std::shared_ptr<queue::Queue> dst, int num_threads,
-                                                const std::vector<int>& queue_closed_codes) {
-  if (!src || !dst) throw nb::value_error("Must provide queue and enqueue_ops.");
+std::unique_ptr<RunnerHandle> NewTransferRunner(const QueueHandle& src_handle, const QueueHandle& dst_handle,
+                                                int num_threads, const std::vector<int>& queue_closed_codes) {
+  std::shared_ptr<queue::Queue> src = src_handle.queue, dst = dst_handle.queue;
   train::QueueRunnerOptions o;
   o.queue = dst;
   for (int i = 0; i < num_threads; ++i) {
@@ -161,52 +195,53 @@ std::unique_ptr<RunnerHandle> NewTransferRunner(std::shared_ptr<queue::Queue> sr
 }  // namespace
 
 void BindTrain(nb::module_& m) {
-  nb::class_<Thread>(m, "Thread",
-                     "A C++ thread (sluice::train::Thread): the handle of a C++ runner thread. "
-                     "Joinable like threading.Thread; always a daemon.")
-      .def_prop_ro("name", &Thread::name)
-      .def("is_alive", &Thread::is_alive)
-      .def_prop_ro("started", &Thread::started)
-      .def_prop_ro("finished", &Thread::finished)
+  nb::class_<ThreadHandle>(m, "Thread",
+                           "A C++ thread (sluice::train::Thread): the handle of a C++ runner thread. "
+                           "Joinable like threading.Thread; always a daemon.")
+      .def_prop_ro("name", [](const ThreadHandle& h) { return h.thread->name(); })
+      .def("is_alive", [](const ThreadHandle& h) { return h.thread->is_alive(); })
+      .def_prop_ro("started", [](const ThreadHandle& h) { return h.thread->started(); })
+      .def_prop_ro("finished", [](const ThreadHandle& h) { return h.thread->finished(); })
       .def("start", &StartThread)
       .def("join", &JoinThread, nb::arg("timeout") = nb::none(),
            "Waits until the thread ends or `timeout` seconds pass (GIL released).")
       .def_prop_rw(
-          "daemon", [](const Thread&) { return true; }, [](Thread&, bool) {},
+          "daemon", [](const ThreadHandle&) { return true; }, [](ThreadHandle&, bool) {},
           "Always True: C++ threads never hold up the interpreter's exit.")
-      .def("__repr__", [](const Thread& t) {
-        return "<sluice._core.Thread(" + t.name() + ", " +
-               (t.is_alive() ? "started" : t.finished() ? "stopped" : "initial") + ")>";
-      });
+      .def("__eq__", [](const ThreadHandle& a, const ThreadHandle& b) { return a.thread == b.thread; })
+      .def("__hash__", [](const ThreadHandle& h) { return std::hash<Thread*>()(h.thread.get()); })
+      .def("__repr__", &ThreadRepr);
 
-  nb::class_<Coordinator>(m, "Coordinator", "sluice::train::Coordinator; see sluice.train.Coordinator.")
-      .def("should_stop", &Coordinator::should_stop)
-      .def("request_stop", nb::overload_cast<>(&Coordinator::RequestStop))
+  nb::class_<CoordinatorHandle>(m, "Coordinator", "sluice::train::Coordinator; see sluice.train.Coordinator.")
+      .def("should_stop", [](const CoordinatorHandle& h) { return h.coord->should_stop(); })
+      .def("request_stop", [](CoordinatorHandle& h) { h.coord->RequestStop(); })
       .def("request_stop_with", &RequestStopWith, nb::arg("code"), nb::arg("message"),
            nb::arg("payloads") = nb::dict(),
            "RequestStop(Status). Returns None, or the status tuple if already joined.")
-      .def("clear_stop", &Coordinator::ClearStop)
+      .def("clear_stop", [](CoordinatorHandle& h) { h.coord->ClearStop(); })
       .def("wait_for_stop", &WaitForStop, nb::arg("timeout") = nb::none())
-      .def("register_thread", &Coordinator::RegisterThread, nb::arg("thread"))
+      .def(
+          "register_thread", [](CoordinatorHandle& h, const ThreadHandle& t) { h.coord->RegisterThread(t.thread); },
+          nb::arg("thread"))
       .def("join", &JoinCoordinator, nb::arg("threads"), nb::arg("stop_grace_period_secs"),
            nb::arg("ignore_live_threads"))
-      .def_prop_ro("joined", &Coordinator::joined)
-      .def("requested_status", [](const Coordinator& c) { return StatusTuple(c.requested_status()); })
-      .def_prop_ro("clean_stop_codes", [](const Coordinator& c) { return FromCodes(c.clean_stop_codes()); });
+      .def_prop_ro("joined", [](const CoordinatorHandle& h) { return h.coord->joined(); })
+      .def("requested_status", [](const CoordinatorHandle& h) { return StatusTuple(h.coord->requested_status()); })
+      .def_prop_ro("clean_stop_codes",
+                   [](const CoordinatorHandle& h) { return FromCodes(h.coord->clean_stop_codes()); });
   m.def(
       "new_coordinator",
       [](const std::vector<int>& clean_stop_codes) {
-        return std::make_shared<Coordinator>(ToCodes(clean_stop_codes));
+        return CoordinatorHandle{std::make_shared<Coordinator>(ToCodes(clean_stop_codes))};
       },
       nb::arg("clean_stop_codes"));
   m.attr("THREADS_STILL_RUNNING") = std::string(Coordinator::kThreadsStillRunning);
   m.attr("STRAGGLERS_PAYLOAD") = std::string(Coordinator::kStragglersPayload);
 
   nb::class_<RunnerHandle>(m, "QueueRunner", "A C++ sluice::train::QueueRunner (built-in producers).")
-      .def("create_threads", &CreateRunnerThreads, nb::arg("coord") = nb::none(), nb::arg("start") = false)
+      .def("create_threads", &CreateRunnerThreads, nb::arg("coord").none() = nb::none(), nb::arg("start") = false)
       .def_prop_ro("exceptions_raised", &RunnerExceptions)
       .def_prop_ro("name", [](const RunnerHandle& h) { return h.runner->name(); })
-      .def_prop_ro("queue", [](const RunnerHandle& h) { return h.runner->queue(); })
       .def_prop_ro("enqueue_op_names", [](const RunnerHandle& h) { return h.runner->enqueue_op_names(); })
       .def_prop_ro("queue_closed_codes",
                    [](const RunnerHandle& h) { return FromCodes(h.runner->queue_closed_codes()); });
@@ -217,8 +252,10 @@ void BindTrain(nb::module_& m) {
       "Adds a C++ runner to the process-wide registry.");
   m.def(
       "start_queue_runners",
-      [](std::shared_ptr<Coordinator> coord, bool start) { return train::StartQueueRunners(std::move(coord), start); },
-      nb::arg("coord") = nb::none(), nb::arg("start") = true,
+      [](const CoordinatorHandle* coord, bool start) {
+        return WrapThreads(train::StartQueueRunners(CoordOrNull(coord), start));
+      },
+      nb::arg("coord").none() = nb::none(), nb::arg("start") = true,
       "CreateThreads on every C++ runner of the process-wide registry.");
   m.def(
       "clear_queue_runners",

@@ -180,7 +180,7 @@ def test_bfloat16_roundtrip_is_exact_for_representable_values():
     q = sluice.queue.FIFOQueue(5, sluice.bfloat16, shapes=(4,))
     values = np.array([1.0, -2.5, 3.140625, 65280.0], np.float32)  # exactly representable
     q.enqueue(values)
-    q.enqueue([1.00390625, 0.0, float("inf"), float("nan")])  # 1+2^-8 rounds to even: 1.0
+    q.enqueue(([1.00390625, 0.0, float("inf"), float("nan")],))  # 1+2^-8 rounds to even: 1.0
     out = q.dequeue()
     np.testing.assert_array_equal(np.asarray(out, np.float32), values)
     out2 = np.asarray(q.dequeue(), np.float32)

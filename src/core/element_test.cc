@@ -142,11 +142,11 @@ TEST(ElementTest, MoveTakesInlineComponentsAndEmptiesTheSource) {
 
 TEST(ElementTest, MoveTakesHeapComponentsAndEmptiesTheSource) {
   Element a{Int(1), Int(2), Int(3), Int(4), Int(5)};
-  const void* data = a[4].raw_data();
+  const Tensor last = a.ToVector().back();  // (a[4] trips GCC 12's -Warray-bounds at -O3)
   Element b(std::move(a));
   EXPECT_TRUE(a.empty());  // NOLINT(bugprone-use-after-move)
   EXPECT_EQ(Ints(b), (std::vector<int32_t>{1, 2, 3, 4, 5}));
-  EXPECT_EQ(b[4].raw_data(), data);
+  EXPECT_TRUE(b.ToVector().back().SharesBufferWith(last));
   for (int32_t i = 0; i < 4; ++i) a.push_back(Int(i));
   EXPECT_EQ(Ints(a), (std::vector<int32_t>{0, 1, 2, 3}));
 }

@@ -523,6 +523,7 @@ bool QueueBase::RunEnqueueLocked(Attempt* a, bool* complete) {
 bool QueueBase::RunDequeueLocked(Attempt* a, bool* complete) {
   mu_.AssertHeld();
   auto finish = [&](Status s) {
+    mu_.AssertHeld();  // clang does not carry REQUIRES into lambdas
     if (s.ok()) stats_.dequeued += static_cast<int64_t>(a->held.size());
     a->status = std::move(s);
     a->completed = true;
@@ -530,6 +531,7 @@ bool QueueBase::RunDequeueLocked(Attempt* a, bool* complete) {
     return true;
   };
   auto take = [&](int64_t n) {
+    mu_.AssertHeld();
     for (int64_t i = 0; i < n; ++i) a->held.push_back(PopLocked());
   };
   auto insufficient = [&](int64_t missing, int64_t stored) {

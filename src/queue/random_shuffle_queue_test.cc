@@ -363,7 +363,8 @@ std::vector<int32_t> ShuffledOrder(int64_t seed, int64_t seed2, int32_t min_afte
   std::vector<int32_t> out;
   for (int32_t i = 0; i < 60; ++i) {
     EXPECT_TRUE(IsOk(q.Enqueue(Element{I32(i)}, Safe())));
-    if (i % 3 == 2) out.push_back(DequeueInt(q));
+    // Dequeue only while more than min_after_dequeue are stored.
+    if (i >= 10 && i % 3 == 2) out.push_back(DequeueInt(q));
   }
   EXPECT_TRUE(IsOk(q.Close()));
   auto rest = q.DequeueUpTo(100, Safe());

@@ -81,7 +81,8 @@ void Coordinator::ClearStop() {
 
 bool Coordinator::WaitForStop(std::optional<std::chrono::nanoseconds> timeout,
                               CancellationManager* cancellation) const {
-  const auto deadline = timeout ? internal::DeadlineAfter(*timeout) : Thread::Clock::time_point::max();
+  const Thread::Clock::time_point deadline =
+      timeout ? internal::DeadlineAfter(*timeout) : Thread::Clock::time_point::max();
   // A cancellation wakes every waiter (taking mu, so that a waiter that saw
   // its manager not cancelled yet is already waiting); each one checks
   // whether its own manager is the one cancelled.
@@ -132,7 +133,9 @@ Status Coordinator::Join(std::vector<std::shared_ptr<Thread>> threads,
     all = impl_->registered;
   }
   for (auto& t : threads) {
-    if (t != nullptr && std::find(all.begin(), all.end(), t) == all.end()) all.push_back(std::move(t));
+    if (t != nullptr && std::find(all.begin(), all.end(), t) == all.end()) {
+      all.push_back(std::move(t));
+    }
   }
   // A thread joining the coordinator does not wait for itself.
   std::erase_if(all, [](const std::shared_ptr<Thread>& t) { return t->is_current_thread(); });

@@ -241,7 +241,8 @@ TEST(CoordinatorTest, RequestStopAfterJoinReturnsTheErrorToTheCaller) {
   Coordinator coord;
   coord.RequestStop();
   EXPECT_TRUE(IsOk(coord.Join()));
-  EXPECT_TRUE(StatusIs(coord.RequestStop(errors::DataLoss("too late")), Code::kDataLoss, "too late"));
+  EXPECT_TRUE(
+      StatusIs(coord.RequestStop(errors::DataLoss("too late")), Code::kDataLoss, "too late"));
   EXPECT_TRUE(IsOk(coord.requested_status()));                        // not recorded
   EXPECT_TRUE(IsOk(coord.RequestStop(errors::OutOfRange("clean"))));  // clean: fine
   coord.RequestStop();                                                // no error: fine
@@ -258,7 +259,8 @@ TEST(CoordinatorTest, StopOnErrorReportsTheErrorAndSwallowsIt) {
   EXPECT_TRUE(coord.should_stop());
   EXPECT_TRUE(StatusIs(coord.Join(), Code::kInternal, "boom"));
   // After the join the error comes back to the caller.
-  EXPECT_TRUE(StatusIs(coord.StopOnError([] { return errors::Internal("late"); }), Code::kInternal, "late"));
+  EXPECT_TRUE(StatusIs(coord.StopOnError([] { return errors::Internal("late"); }),
+                       Code::kInternal, "late"));
 }
 
 TEST(CoordinatorTest, StopOnErrorWithACleanCodeStops) {

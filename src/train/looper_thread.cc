@@ -11,7 +11,8 @@ Status RunLooper(Coordinator& coord, LooperThreadOptions& options) {
   if (!options.timer_interval) {
     while (!coord.should_stop()) SLUICE_RETURN_IF_ERROR(options.run_loop());
   } else {
-    const auto interval = std::chrono::duration_cast<Thread::Clock::duration>(*options.timer_interval);
+    const auto interval =
+        std::chrono::duration_cast<Thread::Clock::duration>(*options.timer_interval);
     Thread::Clock::time_point next = Thread::Clock::now();
     while (!coord.WaitForStop(next - Thread::Clock::now())) {
       next += interval;
@@ -46,14 +47,15 @@ Result<std::shared_ptr<Thread>> NewLooperThread(std::shared_ptr<Coordinator> coo
   return thread;
 }
 
-Result<std::shared_ptr<Thread>> StartLooperThread(std::shared_ptr<Coordinator> coord,
-                                                  std::optional<std::chrono::nanoseconds> timer_interval,
-                                                  std::function<Status()> target, std::string name) {
+Result<std::shared_ptr<Thread>> StartLooperThread(
+    std::shared_ptr<Coordinator> coord, std::optional<std::chrono::nanoseconds> timer_interval,
+    std::function<Status()> target, std::string name) {
   LooperThreadOptions options;
   options.timer_interval = timer_interval;
   options.run_loop = std::move(target);
   options.name = std::move(name);
-  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<Thread> thread, NewLooperThread(std::move(coord), std::move(options)));
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<Thread> thread,
+                          NewLooperThread(std::move(coord), std::move(options)));
   thread->Start();
   return thread;
 }

@@ -143,10 +143,11 @@ TEST(LooperThreadTest, AnErrorFromStartLoopSkipsTheLoop) {
 
 TEST(LooperThreadTest, RejectsBadArguments) {
   auto ok = [] { return Status::OK(); };
-  EXPECT_TRUE(StatusIs(StartLooperThread(nullptr, std::nullopt, ok).status(), Code::kInvalidArgument,
-                       "coord must be a Coordinator"));
+  EXPECT_TRUE(StatusIs(StartLooperThread(nullptr, std::nullopt, ok).status(),
+                       Code::kInvalidArgument, "coord must be a Coordinator"));
   auto coord = std::make_shared<Coordinator>();
-  EXPECT_TRUE(StatusIs(StartLooperThread(coord, std::nullopt, nullptr).status(), Code::kInvalidArgument));
+  EXPECT_TRUE(StatusIs(StartLooperThread(coord, std::nullopt, nullptr).status(),
+                       Code::kInvalidArgument));
   EXPECT_TRUE(StatusIs(StartLooperThread(coord, -1ms, ok).status(), Code::kInvalidArgument));
 }
 

@@ -57,7 +57,8 @@ struct QueueRunner::Shared {
 
   // `coord`: null without a coordinator; `coord_gone`: there was one, but it
   // was destroyed before the thread started (which then does nothing).
-  void RunOpThread(size_t op, const std::shared_ptr<Coordinator>& coord, bool coord_gone) EXCLUDES(mu);
+  void RunOpThread(size_t op, const std::shared_ptr<Coordinator>& coord, bool coord_gone)
+      EXCLUDES(mu);
   void RunCloseOnStopThread(Coordinator& coord) EXCLUDES(mu);
 };
 
@@ -138,8 +139,8 @@ Result<std::shared_ptr<QueueRunner>> QueueRunner::Create(QueueRunnerOptions opti
     return errors::InvalidArgument("QueueRunner: ", options.enqueue_op_names.size(),
                                    " enqueue op names for ", n, " enqueue ops");
   }
-  if (options.queue_closed_codes.empty() ||
-      std::count(options.queue_closed_codes.begin(), options.queue_closed_codes.end(), Code::kOk) > 0) {
+  const std::vector<Code>& codes = options.queue_closed_codes;
+  if (codes.empty() || std::find(codes.begin(), codes.end(), Code::kOk) != codes.end()) {
     return errors::InvalidArgument("queue_closed_codes must be a non-empty list of error codes");
   }
   auto shared = std::make_shared<Shared>();
@@ -191,14 +192,17 @@ std::vector<std::shared_ptr<Thread>> QueueRunner::CreateThreads(std::shared_ptr<
   std::vector<std::shared_ptr<Thread>> threads;
   threads.reserve(n + 1);
   for (size_t i = 0; i < n; ++i) {
-    threads.push_back(Thread::Create(prefix + shared_->op_names[i], [s = shared_, i, weak_coord, has_coord] {
-      const std::shared_ptr<Coordinator> coord = weak_coord.lock();
-      s->RunOpThread(i, coord, has_coord && coord == nullptr);
-    }));
+    threads.push_back(
+        Thread::Create(prefix + shared_->op_names[i], [s = shared_, i, weak_coord, has_coord] {
+          const std::shared_ptr<Coordinator> coord = weak_coord.lock();
+          s->RunOpThread(i, coord, has_coord && coord == nullptr);
+        }));
   }
   if (has_coord) {
     threads.push_back(Thread::Create(prefix + "close_on_stop", [s = shared_, weak_coord] {
-      if (const std::shared_ptr<Coordinator> coord = weak_coord.lock()) s->RunCloseOnStopThread(*coord);
+      if (const std::shared_ptr<Coordinator> coord = weak_coord.lock()) {
+        s->RunCloseOnStopThread(*coord);
+      }
     }));
     for (const auto& t : threads) coord->RegisterThread(t);
   }

@@ -31,8 +31,8 @@ void AddQueueRunner(std::shared_ptr<QueueRunner> runner, QueueRunnerRegistry* re
   (registry != nullptr ? registry : &QueueRunnerRegistry::Default())->Add(std::move(runner));
 }
 
-std::vector<std::shared_ptr<Thread>> StartQueueRunners(std::shared_ptr<Coordinator> coord, bool start,
-                                                       QueueRunnerRegistry* registry) {
+std::vector<std::shared_ptr<Thread>> StartQueueRunners(std::shared_ptr<Coordinator> coord,
+                                                       bool start, QueueRunnerRegistry* registry) {
   QueueRunnerRegistry& r = registry != nullptr ? *registry : QueueRunnerRegistry::Default();
   std::vector<std::shared_ptr<Thread>> threads;
   for (const auto& runner : r.runners()) {

@@ -73,7 +73,8 @@ std::vector<int64_t> DrainUntilClosed(Queue& q) {
   while (true) {
     Result<Element> e = q.Dequeue(WaitOptions::Timeout(testing::kSafety));
     if (!e.ok()) {
-      EXPECT_TRUE(StatusIs(e.status(), Code::kOutOfRange, "is closed and has insufficient elements"));
+      EXPECT_TRUE(
+          StatusIs(e.status(), Code::kOutOfRange, "is closed and has insufficient elements"));
       return values;
     }
     values.push_back(Int64Of(*e));
@@ -97,7 +98,8 @@ TEST(QueueRunnerTest, ThreadsFillTheQueueAndTheLastOneClosesItOnce) {
   EXPECT_TRUE(q->is_closed());
   EXPECT_TRUE(qr->exceptions_raised().empty());
   EXPECT_EQ(Sorted(DrainUntilClosed(*q)),
-            (std::multiset<int64_t>{0, 1, 2, 3, 4, 100, 101, 102, 103, 104, 200, 201, 202, 203, 204}));
+            (std::multiset<int64_t>{0, 1, 2, 3, 4, 100, 101, 102, 103, 104,  //
+                                    200, 201, 202, 203, 204}));
 }
 
 TEST(QueueRunnerTest, FillsABoundedQueueWhileAConsumerDrainsIt) {
@@ -400,7 +402,8 @@ TEST(QueueRunnerTest, ShutdownCascadeFromFilenamesToBatches) {
   Op read = [filenames, examples]() -> Status {
     Result<Element> name = filenames->Dequeue(WaitOptions::Timeout(testing::kSafety));
     if (!name.ok()) return name.status();  // OutOfRange once drained
-    return examples->Enqueue(Int64Element(Int64Of(*name) * 10), WaitOptions::Timeout(testing::kSafety));
+    return examples->Enqueue(Int64Element(Int64Of(*name) * 10),
+                             WaitOptions::Timeout(testing::kSafety));
   };
   QueueRunnerOptions reader;
   reader.queue = examples;

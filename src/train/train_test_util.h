@@ -30,12 +30,13 @@ using namespace std::chrono_literals;  // NOLINT: test helpers
 inline constexpr std::chrono::seconds kSafety{30};
 
 // `s` has exactly `code` and its message contains `fragment`.
-inline ::testing::AssertionResult StatusIs(const Status& s, Code code, std::string_view fragment = {}) {
+inline ::testing::AssertionResult StatusIs(const Status& s, Code code,
+                                           std::string_view fragment = {}) {
   if (s.code() == code && s.message().find(fragment) != std::string::npos) {
     return ::testing::AssertionSuccess();
   }
-  return ::testing::AssertionFailure() << "expected " << CodeName(code) << " containing \"" << fragment
-                                       << "\", got " << s;
+  return ::testing::AssertionFailure()
+         << "expected " << CodeName(code) << " containing \"" << fragment << "\", got " << s;
 }
 inline ::testing::AssertionResult IsOk(const Status& s) { return StatusIs(s, Code::kOk); }
 
@@ -100,7 +101,8 @@ inline Element Int64Element(int64_t v) { return Element{Tensor::Scalar<int64_t>(
 inline int64_t Int64Of(const Element& e) { return e[0].scalar<int64_t>(); }
 
 // An unbounded (capacity < 0) or bounded FIFOQueue of int64 scalars.
-inline std::shared_ptr<queue::Queue> NewInt64Queue(int32_t capacity, std::string name = "fifo_queue") {
+inline std::shared_ptr<queue::Queue> NewInt64Queue(int32_t capacity,
+                                                   std::string name = "fifo_queue") {
   queue::QueueOptions options;
   options.capacity = capacity;
   options.dtypes = {DType::kInt64};

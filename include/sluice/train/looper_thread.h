@@ -55,10 +55,9 @@ Result<std::shared_ptr<Thread>> NewLooperThread(std::shared_ptr<Coordinator> coo
 
 // Creates, starts and returns a looper thread running `target` (TF's
 // LooperThread.loop). Errors as NewLooperThread.
-Result<std::shared_ptr<Thread>> StartLooperThread(std::shared_ptr<Coordinator> coord,
-                                                  std::optional<std::chrono::nanoseconds> timer_interval,
-                                                  std::function<Status()> target,
-                                                  std::string name = "LooperThread");
+Result<std::shared_ptr<Thread>> StartLooperThread(
+    std::shared_ptr<Coordinator> coord, std::optional<std::chrono::nanoseconds> timer_interval,
+    std::function<Status()> target, std::string name = "LooperThread");
 
 }  // namespace sluice::train
 
