@@ -6,6 +6,8 @@
 #include "queue/queue_base.h"
 #include "queue/ring_buffer.h"
 
+#include <algorithm>
+
 namespace sluice::queue {
 
 class FIFOQueue : public QueueBase {
@@ -17,16 +19,62 @@ class FIFOQueue : public QueueBase {
   std::string_view type_name() const override { return "FIFOQueue"; }
 
  protected:
-  int64_t StoredLocked() const override REQUIRES(mu_) { return static_cast<int64_t>(elements_.size()); }
-  void PushLocked(Element&& element) override REQUIRES(mu_) { elements_.push_back(std::move(element)); }
-  Element PopLocked() override REQUIRES(mu_) { return elements_.pop_front(); }
-  void RestoreLocked(std::vector<Element>* held) override REQUIRES(mu_) {
-    for (auto it = held->rbegin(); it != held->rend(); ++it) elements_.push_front(std::move(*it));
+  int64_t StoredLocked() const override REQUIRES(mu_) { return stored_; }
+  void PushLocked(Element&& element) override REQUIRES(mu_) {
+    chunks_.push_back(Chunk{std::move(element), 0, 1, false});
+    ++stored_;
+  }
+  // An enqueue_many batch is stored as one chunk sharing the batch's
+  // buffers, not as one element per row.
+  void PushRowsLocked(const Element& batch, int64_t begin, int64_t count) override REQUIRES(mu_) {
+    chunks_.push_back(Chunk{batch, begin, begin + count, true});
+    stored_ += count;
+  }
+  Element PopLocked() override REQUIRES(mu_) {
+    Chunk& front = chunks_.front();
+    --stored_;
+    if (!front.batched) return chunks_.pop_front().data;
+    Element row;
+    for (const Tensor& component : front.data) row.push_back(component.Slice(front.begin));
+    if (++front.begin == front.end) chunks_.pop_front();
+    return row;
+  }
+  void TakeLocked(int64_t n, std::vector<Piece>* out) override REQUIRES(mu_) {
+    stored_ -= n;
+    while (n > 0) {
+      Chunk& front = chunks_.front();
+      if (!front.batched) {
+        out->push_back(Piece{chunks_.pop_front().data, 1, false});
+        --n;
+        continue;
+      }
+      const int64_t k = std::min(n, front.end - front.begin);
+      Element rows;
+      for (const Tensor& component : front.data) rows.push_back(component.Slice(front.begin, front.begin + k));
+      out->push_back(Piece{std::move(rows), k, true});
+      front.begin += k;
+      n -= k;
+      if (front.begin == front.end) chunks_.pop_front();
+    }
+  }
+  void RestoreLocked(std::vector<Piece>* held) override REQUIRES(mu_) {
+    for (auto it = held->rbegin(); it != held->rend(); ++it) {
+      stored_ += it->rows;
+      chunks_.push_front(Chunk{std::move(it->data), 0, it->rows, it->batched});
+    }
     held->clear();
   }
 
  private:
-  RingBuffer<Element> elements_ GUARDED_BY(mu_){64};
+  // One element, or rows [begin, end) of a batch.
+  struct Chunk {
+    Element data;
+    int64_t begin = 0;
+    int64_t end = 0;
+    bool batched = false;
+  };
+  RingBuffer<Chunk> chunks_ GUARDED_BY(mu_){64};
+  int64_t stored_ GUARDED_BY(mu_) = 0;  // elements in chunks_
 };
 
 }  // namespace sluice::queue

@@ -43,6 +43,11 @@ TEST(FIFOQueueTest, CreateWithEmptyDtypesIsInvalidArgument) {
                        "Empty component types for queue"));
 }
 
+TEST(FIFOQueueTest, CreateWithInvalidDtypeIsInvalidArgument) {
+  EXPECT_TRUE(StatusIs(NewFIFOQueue(Opts(10, {DType::kInt32, DType::kInvalid})),
+                       Code::kInvalidArgument));
+}
+
 TEST(FIFOQueueTest, CreateWithShapeCountMismatchIsInvalidArgument) {
   EXPECT_TRUE(StatusIs(
       NewFIFOQueue(Opts(10, {DType::kInt32, DType::kFloat32}, {ScalarShape()})),
@@ -115,6 +120,20 @@ TEST(FIFOQueueTest, SharedNameReturnsTheSameQueue) {
   ASSERT_OK(q2->Enqueue(Element{F32(20)}));
   EXPECT_EQ(q1->size(), 1);
   EXPECT_EQ(DequeueFloat(*q1), 20);
+}
+
+TEST(FIFOQueueTest, ConcurrentCreationWithSharedNameYieldsOneQueue) {
+  QueueOptions o = Opts(10, {DType::kFloat32});
+  o.shared_name = "FIFOQueueTest.ConcurrentCreationWithSharedName";
+  std::vector<std::future<Result<std::shared_ptr<Queue>>>> makers;
+  for (int i = 0; i < 8; ++i) makers.push_back(Async([o] { return NewFIFOQueue(o); }));
+  std::vector<std::shared_ptr<Queue>> queues;
+  for (auto& m : makers) {
+    ASSERT_TRUE(Finishes(m));
+    ASSERT_OK_AND_ASSIGN(auto q, m.get());
+    queues.push_back(q);
+  }
+  for (const auto& q : queues) EXPECT_EQ(q.get(), queues[0].get());
 }
 
 TEST(FIFOQueueTest, IncompatibleSharedQueueIsInvalidArgument) {
@@ -758,7 +777,7 @@ TEST(FIFOQueueTest, CancellingCloseKeepsAdmittedPrefixOfEnqueueMany) {
   EXPECT_TRUE(StatusIs(q->Dequeue(Safe()), Code::kOutOfRange));
 }
 
-TEST(FIFOQueueTest, CancellingCloseLetsPendingDequeueManyTakeEnoughElements) {
+TEST(FIFOQueueTest, CancellingCloseWakesPendingDequeueManyWithOutOfRange) {
   // Pending dequeues are not cancelled, only re-evaluated.
   ASSERT_OK_AND_ASSIGN(auto q, NewFloatQueue(1, /*scalar_shape=*/true));
   BlockedProbe probe;
@@ -950,6 +969,111 @@ TEST(FIFOQueueTest, InterruptCheckThatFailsLaterAbandonsTheCall) {
   EXPECT_GE(calls.load(), 3);
 }
 
+TEST(FIFOQueueTest, NonBlockingCallSucceedsDespitePastDeadline) {
+  // The deadline bounds waiting only: a call that need not wait completes.
+  ASSERT_OK_AND_ASSIGN(auto q, NewFloatQueue(10));
+  WaitOptions past;
+  past.deadline = WaitOptions::Clock::now() - 1s;
+  EXPECT_OK(q->Enqueue(Element{F32(1)}, past));
+  ASSERT_OK_AND_ASSIGN(Element e, q->Dequeue(past));
+  EXPECT_EQ(ScalarOf<float>(e[0]), 1.0f);
+}
+
+TEST(FIFOQueueTest, BlockedCloseTimesOutAndLeavesQueueOpen) {
+  ASSERT_OK_AND_ASSIGN(auto q, NewFloatQueue(1));
+  ASSERT_OK(q->Enqueue(Element{F32(1)}));
+  BlockedProbe probe;
+  auto enqueue = Async([&] { return q->Enqueue(Element{F32(2)}, probe.Options()); });
+  ASSERT_TRUE(probe.WaitBlocked());
+  EXPECT_TRUE(StatusIs(q->Close(false, WaitOptions::Timeout(10ms)), Code::kDeadlineExceeded,
+                       "Timed out waiting for notification"));
+  EXPECT_FALSE(q->is_closed());
+  EXPECT_EQ(DequeueFloat(*q), 1.0f);
+  ASSERT_TRUE(Finishes(enqueue));
+  EXPECT_OK(enqueue.get());
+  EXPECT_EQ(DequeueFloat(*q), 2.0f);
+  ASSERT_OK(q->Enqueue(Element{F32(3)}, Safe()));
+  EXPECT_FALSE(q->is_closed());
+  ASSERT_OK(q->Close(false, Safe()));
+  EXPECT_TRUE(q->is_closed());
+}
+
+TEST(FIFOQueueTest, CancelledCloseLeavesQueueOpen) {
+  ASSERT_OK_AND_ASSIGN(auto q, NewFloatQueue(1));
+  ASSERT_OK(q->Enqueue(Element{F32(1)}));
+  BlockedProbe enqueue_probe, close_probe;
+  auto enqueue = Async([&] { return q->Enqueue(Element{F32(2)}, enqueue_probe.Options()); });
+  ASSERT_TRUE(enqueue_probe.WaitBlocked());
+  CancellationManager cm;
+  auto close = Async([&] { return q->Close(false, close_probe.Options(&cm)); });
+  ASSERT_TRUE(close_probe.WaitBlocked());
+  cm.StartCancel();
+  ASSERT_TRUE(Finishes(close));
+  EXPECT_TRUE(StatusIs(close.get(), Code::kCancelled));
+  EXPECT_FALSE(q->is_closed());
+  EXPECT_EQ(DequeueFloat(*q), 1.0f);
+  ASSERT_TRUE(Finishes(enqueue));
+  EXPECT_OK(enqueue.get());
+  EXPECT_EQ(DequeueFloat(*q), 2.0f);
+  EXPECT_FALSE(q->is_closed());
+}
+
+TEST(FIFOQueueTest, CancellingAnEnqueueBehindAnotherAdmitsNothingOfIt) {
+  ASSERT_OK_AND_ASSIGN(auto q, NewFloatQueue(2));
+  ASSERT_OK(q->EnqueueMany(Element{Vec<float>({1, 2})}));
+  BlockedProbe p1, p2;
+  CancellationManager cm;
+  auto front = Async([&] { return q->EnqueueMany(Element{Vec<float>({3, 4})}, p1.Options()); });
+  ASSERT_TRUE(p1.WaitBlocked());
+  auto behind = Async([&] { return q->EnqueueMany(Element{Vec<float>({5, 6})}, p2.Options(&cm)); });
+  ASSERT_TRUE(p2.WaitBlocked());
+  cm.StartCancel();
+  ASSERT_TRUE(Finishes(behind));
+  EXPECT_TRUE(StatusIs(behind.get(), Code::kCancelled, "Enqueue operation was cancelled"));
+  std::vector<float> out;
+  for (int i = 0; i < 4; ++i) out.push_back(DequeueFloat(*q));
+  EXPECT_EQ(out, (std::vector<float>{1, 2, 3, 4}));
+  ASSERT_TRUE(Finishes(front));
+  EXPECT_OK(front.get());
+  EXPECT_EQ(q->size(), 0);
+}
+
+TEST(FIFOQueueTest, CancellingTheFrontEnqueueLetsTheNextProceed) {
+  ASSERT_OK_AND_ASSIGN(auto q, NewFloatQueue(1));
+  ASSERT_OK(q->Enqueue(Element{F32(1)}));
+  BlockedProbe p1, p2;
+  CancellationManager cm;
+  auto front = Async([&] { return q->Enqueue(Element{F32(2)}, p1.Options(&cm)); });
+  ASSERT_TRUE(p1.WaitBlocked());
+  auto behind = Async([&] { return q->Enqueue(Element{F32(3)}, p2.Options()); });
+  ASSERT_TRUE(p2.WaitBlocked());
+  cm.StartCancel();
+  ASSERT_TRUE(Finishes(front));
+  EXPECT_TRUE(StatusIs(front.get(), Code::kCancelled, "Enqueue operation was cancelled"));
+  EXPECT_EQ(DequeueFloat(*q), 1.0f);
+  ASSERT_TRUE(Finishes(behind));
+  EXPECT_OK(behind.get());
+  EXPECT_EQ(DequeueFloat(*q), 3.0f);
+}
+
+TEST(FIFOQueueTest, EnqueueOfInvalidTensorIsInvalidArgument) {
+  ASSERT_OK_AND_ASSIGN(auto q, NewFloatQueue(10));
+  EXPECT_TRUE(StatusIs(q->Enqueue(Element{Tensor()}), Code::kInvalidArgument));
+  EXPECT_TRUE(StatusIs(q->Enqueue(Element{}), Code::kInvalidArgument,
+                       "Wrong number of components in tuple. Expected 1, got 0"));
+  EXPECT_EQ(q->size(), 0);
+}
+
+TEST(FIFOQueueTest, SharedNameTakenByAnotherQueueTypeIsInvalidArgument) {
+  QueueOptions o = Opts(10, {DType::kInt64}, {ScalarShape()});
+  o.shared_name = "FIFOQueueTest.SharedNameTakenByAnotherQueueType";
+  ASSERT_OK_AND_ASSIGN(auto fifo, NewFIFOQueue(o));
+  RandomShuffleQueueOptions r;
+  static_cast<QueueOptions&>(r) = o;
+  EXPECT_TRUE(StatusIs(NewRandomShuffleQueue(r), Code::kInvalidArgument));
+  EXPECT_TRUE(StatusIs(NewPaddingFIFOQueue(o), Code::kInvalidArgument));
+}
+
 // ===========================================================================
 // Stats, dtypes.
 
@@ -1092,7 +1216,7 @@ class QueueSemanticsTest : public TestWithParam<Kind> {
  protected:
   Kind kind() const { return GetParam(); }
   std::string type() const { return KindName(kind()); }
-  Result<std::shared_ptr<Queue>> Make(int32_t capacity, bool with_shapes = true) {
+  Result<std::shared_ptr<Queue>> NewQueue(int32_t capacity, bool with_shapes = true) {
     return NewIdQueue(kind(), capacity, with_shapes);
   }
   Status Put(Queue& q, int64_t id, const WaitOptions& w = Safe()) {
@@ -1114,12 +1238,22 @@ class QueueSemanticsTest : public TestWithParam<Kind> {
 };
 
 TEST_P(QueueSemanticsTest, ReportsItsTypeName) {
-  ASSERT_OK_AND_ASSIGN(auto q, Make(10));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(10));
   EXPECT_EQ(q->type_name(), type());
 }
 
+TEST_P(QueueSemanticsTest, NegativeCapacityIsUnbounded) {
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(-1));
+  EXPECT_EQ(q->capacity(), Queue::kUnbounded);
+  ASSERT_OK(PutMany(*q, Iota(0, 100), WaitOptions::Timeout(kSafety)));
+  for (int64_t id = 100; id < 200; ++id) {
+    ASSERT_OK(Put(*q, id, WaitOptions::Timeout(kSafety)));
+  }
+  EXPECT_EQ(q->size(), 200);
+}
+
 TEST_P(QueueSemanticsTest, EveryIdComesOutOnce) {
-  ASSERT_OK_AND_ASSIGN(auto q, Make(100));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(100));
   ASSERT_OK(PutMany(*q, Iota(0, 50)));
   for (int64_t id = 50; id < 60; ++id) ASSERT_OK(Put(*q, id));
   std::vector<int64_t> out;
@@ -1131,7 +1265,7 @@ TEST_P(QueueSemanticsTest, EveryIdComesOutOnce) {
 }
 
 TEST_P(QueueSemanticsTest, DequeueOnClosedEmptyQueueIsOutOfRange) {
-  ASSERT_OK_AND_ASSIGN(auto q, Make(10));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(10));
   ASSERT_OK(q->Close());
   EXPECT_TRUE(StatusIs(q->Dequeue(Safe()), Code::kOutOfRange,
                        type() + " 'q' is closed and has insufficient elements (requested 1, "
@@ -1143,7 +1277,7 @@ TEST_P(QueueSemanticsTest, DequeueOnClosedEmptyQueueIsOutOfRange) {
 }
 
 TEST_P(QueueSemanticsTest, EnqueueOnClosedQueueIsCancelled) {
-  ASSERT_OK_AND_ASSIGN(auto q, Make(10));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(10));
   ASSERT_OK(q->Close());
   EXPECT_TRUE(StatusIs(Put(*q, 1), Code::kCancelled, type() + " 'q' is closed."));
   EXPECT_TRUE(StatusIs(PutMany(*q, {1, 2}), Code::kCancelled, type() + " 'q' is closed."));
@@ -1151,14 +1285,14 @@ TEST_P(QueueSemanticsTest, EnqueueOnClosedQueueIsCancelled) {
 }
 
 TEST_P(QueueSemanticsTest, SecondCloseIsCancelled) {
-  ASSERT_OK_AND_ASSIGN(auto q, Make(10));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(10));
   ASSERT_OK(q->Close());
   EXPECT_TRUE(StatusIs(q->Close(false, Safe()), Code::kCancelled, "Queue 'q' is already closed."));
   EXPECT_OK(q->Close(true, Safe()));
 }
 
 TEST_P(QueueSemanticsTest, EmptyEnqueueManyAndDequeueManyZeroWorkOnClosedQueue) {
-  ASSERT_OK_AND_ASSIGN(auto q, Make(10));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(10));
   ASSERT_OK(q->Close());
   EXPECT_OK(PutMany(*q, {}));
   ASSERT_OK_AND_ASSIGN(Element e, q->DequeueMany(0, Safe()));
@@ -1167,7 +1301,7 @@ TEST_P(QueueSemanticsTest, EmptyEnqueueManyAndDequeueManyZeroWorkOnClosedQueue) 
 }
 
 TEST_P(QueueSemanticsTest, NegativeCountIsInvalidArgument) {
-  ASSERT_OK_AND_ASSIGN(auto q, Make(10));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(10));
   EXPECT_TRUE(StatusIs(q->DequeueMany(-1, Safe()), Code::kInvalidArgument,
                        "requested -1 < 0 elements"));
   EXPECT_TRUE(StatusIs(q->DequeueUpTo(-1, Safe()), Code::kInvalidArgument,
@@ -1176,7 +1310,7 @@ TEST_P(QueueSemanticsTest, NegativeCountIsInvalidArgument) {
 
 TEST_P(QueueSemanticsTest, DequeueManyWithoutShapesIsInvalidArgument) {
   if (kind() == Kind::kPaddingFIFO) GTEST_SKIP() << "PaddingFIFOQueue always has shapes";
-  ASSERT_OK_AND_ASSIGN(auto q, Make(10, /*with_shapes=*/false));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(10, /*with_shapes=*/false));
   ASSERT_OK(Put(*q, 1));
   const std::string fragment = type() + "'s DequeueMany";
   for (int64_t n : {0, 1}) {
@@ -1190,7 +1324,7 @@ TEST_P(QueueSemanticsTest, DequeueManyWithoutShapesIsInvalidArgument) {
 }
 
 TEST_P(QueueSemanticsTest, DequeueUpToAfterCloseReturnsTheRemainder) {
-  ASSERT_OK_AND_ASSIGN(auto q, Make(10));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(10));
   ASSERT_OK(PutMany(*q, {3, 1, 2}));
   ASSERT_OK(q->Close());
   ASSERT_OK_AND_ASSIGN(Element e, q->DequeueUpTo(5, Safe()));
@@ -1208,7 +1342,7 @@ TEST_P(QueueSemanticsTest, DequeueUpToAfterCloseReturnsTheRemainder) {
 }
 
 TEST_P(QueueSemanticsTest, DequeueManyOnClosedQueueWithTooFewIsOutOfRangeAndKeepsThem) {
-  ASSERT_OK_AND_ASSIGN(auto q, Make(10));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(10));
   ASSERT_OK(PutMany(*q, {1, 2, 3}));
   ASSERT_OK(q->Close());
   EXPECT_TRUE(StatusIs(q->DequeueMany(5, Safe()), Code::kOutOfRange,
@@ -1220,7 +1354,7 @@ TEST_P(QueueSemanticsTest, DequeueManyOnClosedQueueWithTooFewIsOutOfRangeAndKeep
 }
 
 TEST_P(QueueSemanticsTest, BlockedDequeueIsOutOfRangeWhenClosed) {
-  ASSERT_OK_AND_ASSIGN(auto q, Make(10));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(10));
   BlockedProbe p1, p2;
   auto dequeue = Async([&] { return q->Dequeue(p1.Options()); });
   auto dequeue_many = Async([&] { return q->DequeueMany(2, p2.Options()); });
@@ -1235,7 +1369,7 @@ TEST_P(QueueSemanticsTest, BlockedDequeueIsOutOfRangeWhenClosed) {
 }
 
 TEST_P(QueueSemanticsTest, CloseWaitsForBlockedEnqueueToComplete) {
-  ASSERT_OK_AND_ASSIGN(auto q, Make(1));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(1));
   ASSERT_OK(Put(*q, 1));
   BlockedProbe enqueue_probe, close_probe;
   auto enqueue = Async([&] { return Put(*q, 2, enqueue_probe.Options()); });
@@ -1254,7 +1388,7 @@ TEST_P(QueueSemanticsTest, CloseWaitsForBlockedEnqueueToComplete) {
 }
 
 TEST_P(QueueSemanticsTest, CancellingCloseFailsPendingEnqueues) {
-  ASSERT_OK_AND_ASSIGN(auto q, Make(2));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(2));
   ASSERT_OK(Put(*q, 1));
   BlockedProbe many_probe, single_probe, close_probe;
   // Admits 2, waits with 3.
@@ -1274,7 +1408,7 @@ TEST_P(QueueSemanticsTest, CancellingCloseFailsPendingEnqueues) {
 }
 
 TEST_P(QueueSemanticsTest, DequeueTimesOutAndQueueStaysUsable) {
-  ASSERT_OK_AND_ASSIGN(auto q, Make(1));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(1));
   EXPECT_TRUE(StatusIs(q->Dequeue(WaitOptions::Timeout(10ms)), Code::kDeadlineExceeded,
                        "Timed out waiting for notification"));
   ASSERT_OK(Put(*q, 7));
@@ -1287,7 +1421,7 @@ TEST_P(QueueSemanticsTest, DequeueTimesOutAndQueueStaysUsable) {
 }
 
 TEST_P(QueueSemanticsTest, TimedOutDequeueManyLosesNoElement) {
-  ASSERT_OK_AND_ASSIGN(auto q, Make(10));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(10));
   ASSERT_OK(PutMany(*q, {1, 2, 3}));
   EXPECT_TRUE(StatusIs(q->DequeueMany(4, WaitOptions::Timeout(20ms)), Code::kDeadlineExceeded,
                        "Timed out waiting for notification"));
@@ -1297,8 +1431,8 @@ TEST_P(QueueSemanticsTest, TimedOutDequeueManyLosesNoElement) {
 }
 
 TEST_P(QueueSemanticsTest, CancellationManagerCancelsBlockedCalls) {
-  ASSERT_OK_AND_ASSIGN(auto empty, Make(1));
-  ASSERT_OK_AND_ASSIGN(auto full, Make(1));
+  ASSERT_OK_AND_ASSIGN(auto empty, NewQueue(1));
+  ASSERT_OK_AND_ASSIGN(auto full, NewQueue(1));
   ASSERT_OK(Put(*full, 1));
   CancellationManager cm;
   BlockedProbe p1, p2, p3;
@@ -1320,7 +1454,7 @@ TEST_P(QueueSemanticsTest, CancellationManagerCancelsBlockedCalls) {
 }
 
 TEST_P(QueueSemanticsTest, AlreadyCancelledManagerFailsAtOnce) {
-  ASSERT_OK_AND_ASSIGN(auto q, Make(10));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(10));
   CancellationManager cm;
   cm.StartCancel();
   EXPECT_TRUE(StatusIs(q->Dequeue(Safe(&cm)), Code::kCancelled, "Dequeue operation was cancelled"));
@@ -1329,7 +1463,7 @@ TEST_P(QueueSemanticsTest, AlreadyCancelledManagerFailsAtOnce) {
 }
 
 TEST_P(QueueSemanticsTest, InterruptCheckErrorAbandonsTheCall) {
-  ASSERT_OK_AND_ASSIGN(auto q, Make(10));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(10));
   WaitOptions o = Safe();
   o.interrupt_check = [] { return errors::Unknown("interrupted"); };
   o.interrupt_check_interval = 1ms;
@@ -1349,7 +1483,7 @@ TEST_P(QueueSemanticsTest, SharedNameReturnsTheSameQueue) {
 }
 
 TEST_P(QueueSemanticsTest, ParallelProducersAndConsumersDeliverEveryIdOnce) {
-  ASSERT_OK_AND_ASSIGN(auto q, Make(5));
+  ASSERT_OK_AND_ASSIGN(auto q, NewQueue(5));
   constexpr int kThreads = 4, kPerThread = 50;
   std::vector<std::future<Status>> producers;
   std::vector<std::future<std::vector<int64_t>>> consumers;
@@ -1394,4 +1528,87 @@ INSTANTIATE_TEST_SUITE_P(AllQueues, QueueSemanticsTest,
                          });
 
 }  // namespace
+}  // namespace sluice::queue
+
+// ===========================================================================
+// Batches stored whole (an enqueue_many batch is one chunk of the queue).
+
+namespace sluice::queue {
+namespace batches {
+
+Tensor Iota(int64_t rows, int64_t cols, int32_t start) {
+  Tensor t(DType::kInt32, TensorShape{rows, cols});
+  for (int64_t i = 0; i < rows * cols; ++i) t.data<int32_t>()[i] = start + static_cast<int32_t>(i);
+  return t;
+}
+
+std::shared_ptr<Queue> MakeQueue() {
+  QueueOptions o;
+  o.capacity = 100;
+  o.dtypes = {DType::kInt32};
+  o.shapes = {PartialShape{2}};
+  return *NewFIFOQueue(o);
+}
+
+TEST(FIFOQueueBatchTest, DequeueManyOfAWholeEnqueuedBatchSharesItsBuffer) {
+  auto q = MakeQueue();
+  Tensor batch = Iota(4, 2, 0);
+  ASSERT_TRUE(q->EnqueueMany(Element{batch}).ok());
+  Result<Element> out = q->DequeueMany(4);
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE((*out)[0].SharesBufferWith(batch));
+  EXPECT_TRUE(ValuesEqual((*out)[0], batch));
+}
+
+TEST(FIFOQueueBatchTest, DequeueManyAcrossSinglesAndBatchesKeepsOrder) {
+  auto q = MakeQueue();
+  ASSERT_TRUE(q->Enqueue(Element{Iota(1, 2, 100).Slice(0)}).ok());
+  ASSERT_TRUE(q->EnqueueMany(Element{Iota(3, 2, 0)}).ok());
+  ASSERT_TRUE(q->Enqueue(Element{Iota(1, 2, 200).Slice(0)}).ok());
+  Result<Element> first = q->Dequeue();  // a single
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ((*first)[0].flat<int32_t>()[0], 100);
+  Result<Element> row = q->Dequeue();  // row 0 of the batch
+  ASSERT_TRUE(row.ok());
+  EXPECT_EQ((*row)[0].shape(), (TensorShape{2}));
+  EXPECT_EQ((*row)[0].flat<int32_t>()[1], 1);
+  Result<Element> rest = q->DequeueMany(3);  // rows 1-2, then the single
+  ASSERT_TRUE(rest.ok());
+  const std::vector<int32_t> want = {2, 3, 4, 5, 200, 201};
+  auto got = (*rest)[0].flat<int32_t>();
+  EXPECT_EQ(std::vector<int32_t>(got.begin(), got.end()), want);
+  EXPECT_EQ(q->size(), 0);
+}
+
+TEST(FIFOQueueBatchTest, PartOfABatchHeldByAClosedDequeueManyGoesBackInOrder) {
+  auto q = MakeQueue();
+  ASSERT_TRUE(q->EnqueueMany(Element{Iota(3, 2, 0)}).ok());
+  ASSERT_TRUE(q->Close().ok());
+  EXPECT_EQ(q->DequeueMany(5).status().code(), Code::kOutOfRange);
+  EXPECT_EQ(q->size(), 3);
+  Result<Element> all = q->DequeueUpTo(5);
+  ASSERT_TRUE(all.ok());
+  auto got = (*all)[0].flat<int32_t>();
+  EXPECT_EQ(std::vector<int32_t>(got.begin(), got.end()), (std::vector<int32_t>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST(FIFOQueueBatchTest, EnqueueManyLargerThanCapacityIsAdmittedInParts) {
+  QueueOptions o;
+  o.capacity = 2;
+  o.dtypes = {DType::kInt32};
+  o.shapes = {PartialShape{2}};
+  auto q = *NewFIFOQueue(o);
+  std::thread producer([&] { EXPECT_TRUE(q->EnqueueMany(Element{Iota(5, 2, 0)}).ok()); });
+  std::vector<int32_t> got;
+  for (int i = 0; i < 5; ++i) {
+    Result<Element> e = q->Dequeue(WaitOptions::Timeout(std::chrono::seconds(10)));
+    ASSERT_TRUE(e.ok());
+    EXPECT_LE(q->size(), 2);
+    got.push_back((*e)[0].flat<int32_t>()[0]);
+  }
+  producer.join();
+  EXPECT_EQ(got, (std::vector<int32_t>{0, 2, 4, 6, 8}));
+}
+
+}  // namespace batches
 }  // namespace sluice::queue

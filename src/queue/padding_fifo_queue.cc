@@ -16,29 +16,31 @@ class PaddingFIFOQueue : public FIFOQueue {
   std::string_view type_name() const override { return "PaddingFIFOQueue"; }
 
  protected:
-  Result<Element> AssembleBatch(std::vector<Element> elements) const override {
+  Result<Element> AssembleBatch(std::vector<Piece> pieces, int64_t n) const override {
+    if (pieces.size() == 1 && pieces[0].batched) return std::move(pieces[0].data);  // one shape: no padding
     Element out;
-    const int64_t n = static_cast<int64_t>(elements.size());
     for (size_t c = 0; c < dtypes().size(); ++c) {
+      // Each unknown dim: the largest in this batch. A batched piece's rows
+      // all share its shape (less the leading dimension).
       std::vector<int64_t> dims = shapes()[c].dims();
-      bool padded = false;
       for (size_t d = 0; d < dims.size(); ++d) {
         if (dims[d] >= 0) continue;
-        padded = true;
         dims[d] = 0;
-        for (const Element& e : elements) dims[d] = std::max(dims[d], e[c].shape().dim(static_cast<int>(d)));
+        for (const Piece& p : pieces) {
+          const int axis = static_cast<int>(d) + (p.batched ? 1 : 0);
+          dims[d] = std::max(dims[d], p.data[c].shape().dim(axis));
+        }
       }
       const TensorShape part_shape{std::span<const int64_t>(dims)};
-      if (!padded) {
-        std::vector<Tensor> parts;
-        parts.reserve(elements.size());
-        for (Element& e : elements) parts.push_back(std::move(e[c]));
-        SLUICE_ASSIGN_OR_RETURN(Tensor batch, Tensor::Stack(parts, dtypes()[c], part_shape));
-        out.push_back(std::move(batch));
-        continue;
-      }
       Tensor batch = Tensor::Zeros(dtypes()[c], part_shape.WithFirstDim(n));
-      for (int64_t i = 0; i < n; ++i) elements[i][c].CopyPaddedTo(batch.Slice(i));
+      int64_t row = 0;
+      for (const Piece& p : pieces) {
+        if (!p.batched) {
+          p.data[c].CopyPaddedTo(batch.Slice(row++));
+          continue;
+        }
+        for (int64_t i = 0; i < p.rows; ++i) p.data[c].Slice(i).CopyPaddedTo(batch.Slice(row++));
+      }
       out.push_back(std::move(batch));
     }
     return out;

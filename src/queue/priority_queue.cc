@@ -40,8 +40,10 @@ class PriorityQueue : public QueueBase {
     heap_.pop_back();
     return out;
   }
-  void RestoreLocked(std::vector<Element>* held) override REQUIRES(mu_) {
-    for (Element& e : *held) PushLocked(std::move(e));
+  void RestoreLocked(std::vector<Piece>* held) override REQUIRES(mu_) {
+    for (Piece& p : *held) {
+      for (int64_t i = 0; i < p.rows; ++i) PushLocked(PieceRow(p, i));
+    }
     held->clear();
   }
   bool dequeue_holds_partial() const override { return false; }

@@ -46,12 +46,19 @@ std::vector<int64_t> Sorted(std::vector<int64_t> v) {
 
 TEST(PriorityQueueTest, PrependsTheInt64ScalarPriorityComponent) {
   QueueOptions o = Opts(10, {DType::kString, DType::kFloat32}, {ScalarShape(), PartialShape{2}});
-  o.names = {"s", "f"};
+  // As in TensorFlow, names cover every component, the priority included.
+  o.names = {"priority", "s", "f"};
   ASSERT_OK_AND_ASSIGN(auto q, NewPriorityQueue(o));
   EXPECT_EQ(q->type_name(), "PriorityQueue");
   EXPECT_EQ(q->dtypes(), (std::vector<DType>{DType::kInt64, DType::kString, DType::kFloat32}));
   EXPECT_EQ(q->shapes(), (std::vector<PartialShape>{ScalarShape(), ScalarShape(), PartialShape{2}}));
   EXPECT_EQ(q->names(), (std::vector<std::string>{"priority", "s", "f"}));
+}
+
+TEST(PriorityQueueTest, NamesThatLeaveOutThePriorityAreInvalidArgument) {
+  QueueOptions o = Opts(10, {DType::kString}, {ScalarShape()});
+  o.names = {"s"};
+  EXPECT_TRUE(StatusIs(NewPriorityQueue(o), Code::kInvalidArgument, "1 names, 2 dtypes"));
 }
 
 TEST(PriorityQueueTest, WithoutShapesDeclaresNone) {
@@ -241,6 +248,21 @@ TEST(PriorityQueueTest, DequeueManyWaitsUntilNAreStoredWithoutHolding) {
   EXPECT_EQ(Values<int64_t>((*r)[0]), (std::vector<int64_t>{1, 2, 3}));
   EXPECT_EQ(Values<int64_t>((*r)[1]), (std::vector<int64_t>{10, 20, 30}));
   EXPECT_EQ(q->size(), 0);
+}
+
+TEST(PriorityQueueTest, DequeueUpToOnOpenQueueWaitsForN) {
+  ASSERT_OK_AND_ASSIGN(auto q, NewIntPriority(10));
+  ASSERT_OK(q->EnqueueMany(Element{Vec<int64_t>({7, 3}), Vec<int64_t>({70, 30})}));
+  BlockedProbe probe;
+  auto dequeue = Async([&] { return q->DequeueUpTo(3, probe.Options()); });
+  ASSERT_TRUE(probe.WaitBlocked());
+  EXPECT_FALSE(IsDone(dequeue));
+  EXPECT_EQ(q->size(), 2);
+  ASSERT_OK(q->Enqueue(Element{I64(5), I64(50)}, Safe()));
+  ASSERT_TRUE(Finishes(dequeue));
+  auto r = dequeue.get();
+  ASSERT_OK(r);
+  EXPECT_EQ(Values<int64_t>((*r)[0]), (std::vector<int64_t>{3, 5, 7}));
 }
 
 TEST(PriorityQueueTest, DequeueManyAboveCapacityNeverCompletesWhileOpen) {

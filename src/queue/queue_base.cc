@@ -80,7 +80,8 @@ struct QueueBase::Attempt {
   int64_t next_row = 0;      // enqueue_many: rows admitted so far
   int64_t requested = 0;     // dequeue: elements asked for
   bool up_to = false;        // dequeue_up_to
-  std::vector<Element> held; // dequeue: elements collected
+  std::vector<Piece> held;   // dequeue: elements collected...
+  int64_t held_count = 0;    // ...this many in all
   // kPending, then kSleeping once the owner sleeps on it (so a completer
   // knows a futex wake is needed), then kDone once completed and released by
   // its completer, after which only the owner touches the attempt.
@@ -296,7 +297,8 @@ Result<Element> QueueBase::Dequeue(const WaitOptions& wait) {
   a.requested = 1;
   Run(&a, wait);
   if (!a.status.ok()) return std::move(a.status);
-  return std::move(a.held[0]);
+  if (a.held[0].batched) return PieceRow(a.held[0], 0);
+  return std::move(a.held[0].data);
 }
 
 Result<Element> QueueBase::DequeueMany(int64_t n, const WaitOptions& wait) {
@@ -320,7 +322,7 @@ Result<Element> QueueBase::DequeueImpl(int64_t n, bool up_to, const WaitOptions&
   a.up_to = up_to;
   Run(&a, wait);
   if (!a.status.ok()) return std::move(a.status);
-  return AssembleBatch(std::move(a.held));
+  return AssembleBatch(std::move(a.held), a.held_count);
 }
 
 Status QueueBase::Close(bool cancel_pending_enqueues, const WaitOptions& wait) {
@@ -435,7 +437,10 @@ void QueueBase::Abandon(Attempt* a, Status status) {
     Remove(a->is_dequeue() ? &dequeuers_ : &enqueuers_, a);
     // Unlike TensorFlow, which drops them, elements held by an abandoned
     // dequeue_many go back to the front, in order.
-    if (!a->held.empty()) RestoreLocked(&a->held);
+    if (!a->held.empty()) {
+      RestoreLocked(&a->held);
+      a->held_count = 0;
+    }
     CompleteLocked(a, std::move(status), &completed);
     FlushLocked(&completed);  // the attempts behind it may now proceed
   }
@@ -507,24 +512,21 @@ bool QueueBase::RunEnqueueLocked(Attempt* a, bool* complete) {
     ++stats_.enqueued;
     return finish(Status());
   }
-  bool pushed = false;
-  while (a->next_row < a->batch && StoredLocked() < cap) {
-    Element row;
-    for (const Tensor& component : a->input) row.push_back(component.Slice(a->next_row));
-    PushLocked(std::move(row));
-    ++a->next_row;
-    ++stats_.enqueued;
-    pushed = true;
-  }
+  const int64_t room = cap - StoredLocked();
+  if (room <= 0) return false;
+  const int64_t rows = std::min(room, a->batch - a->next_row);
+  PushRowsLocked(a->input, a->next_row, rows);
+  a->next_row += rows;
+  stats_.enqueued += rows;
   if (a->next_row == a->batch) return finish(Status());
-  return pushed;
+  return true;
 }
 
 bool QueueBase::RunDequeueLocked(Attempt* a, bool* complete) {
   mu_.AssertHeld();
   auto finish = [&](Status s) {
     mu_.AssertHeld();  // clang does not carry REQUIRES into lambdas
-    if (s.ok()) stats_.dequeued += static_cast<int64_t>(a->held.size());
+    if (s.ok()) stats_.dequeued += a->held_count;
     a->status = std::move(s);
     a->completed = true;
     *complete = true;
@@ -532,7 +534,8 @@ bool QueueBase::RunDequeueLocked(Attempt* a, bool* complete) {
   };
   auto take = [&](int64_t n) {
     mu_.AssertHeld();
-    for (int64_t i = 0; i < n; ++i) a->held.push_back(PopLocked());
+    TakeLocked(n, &a->held);
+    a->held_count += n;
   };
   auto insufficient = [&](int64_t missing, int64_t stored) {
     return errors::OutOfRange(type_name(), " '", name(), "' is closed and has insufficient elements (requested ",
@@ -556,14 +559,14 @@ bool QueueBase::RunDequeueLocked(Attempt* a, bool* complete) {
 
   bool progress = false;
   while (true) {
-    const int64_t missing = a->requested - static_cast<int64_t>(a->held.size());
+    const int64_t missing = a->requested - a->held_count;
     if (missing == 0) return finish(Status());
     const int64_t stored = StoredLocked();
     if (closed_ && stored < missing) {
       Status out_of_range = insufficient(missing, stored);
       if (!a->held.empty()) {
         RestoreLocked(&a->held);
-        a->held.clear();
+        a->held_count = 0;
         progress = true;
       }
       const int64_t left = StoredLocked();
@@ -584,12 +587,35 @@ bool QueueBase::RunDequeueLocked(Attempt* a, bool* complete) {
 // ---------------------------------------------------------------------------
 // Defaults for batch assembly
 
-Result<Element> QueueBase::AssembleBatch(std::vector<Element> elements) const {
+void QueueBase::PushRowsLocked(const Element& batch, int64_t begin, int64_t count) {
+  for (int64_t r = begin; r < begin + count; ++r) {
+    Element row;
+    for (const Tensor& component : batch) row.push_back(component.Slice(r));
+    PushLocked(std::move(row));
+  }
+}
+
+void QueueBase::TakeLocked(int64_t n, std::vector<Piece>* out) {
+  for (int64_t i = 0; i < n; ++i) out->push_back(Piece{PopLocked(), 1, false});
+}
+
+Element QueueBase::PieceRow(const Piece& piece, int64_t i) {
+  if (!piece.batched) return piece.data;
+  Element row;
+  for (const Tensor& component : piece.data) row.push_back(component.Slice(i));
+  return row;
+}
+
+Result<Element> QueueBase::AssembleBatch(std::vector<Piece> pieces, int64_t n) const {
+  if (pieces.size() == 1 && pieces[0].batched) return std::move(pieces[0].data);  // zero-copy
   Element out;
-  std::vector<Tensor> parts(elements.size());
   for (size_t c = 0; c < dtypes().size(); ++c) {
-    for (size_t i = 0; i < elements.size(); ++i) parts[i] = std::move(elements[i][c]);
-    SLUICE_ASSIGN_OR_RETURN(Tensor batch, Tensor::Stack(parts, dtypes()[c], shapes()[c].ToTensorShape()));
+    Tensor batch(dtypes()[c], exact_shapes_[c].WithFirstDim(n));
+    int64_t row = 0;
+    for (const Piece& p : pieces) {
+      p.data[c].CopyTo(batch.Slice(row, row + p.rows));
+      row += p.rows;
+    }
     out.push_back(std::move(batch));
   }
   return out;

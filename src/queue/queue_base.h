@@ -51,17 +51,33 @@ class QueueBase : public Queue {
   QueueBase(std::string name, int32_t capacity, std::vector<DType> dtypes,
             std::vector<PartialShape> shapes, std::vector<std::string> names);
 
+  // Elements a dequeue has taken: one element, or `rows` consecutive
+  // elements as slices of an enqueue_many batch (each component with a
+  // leading dimension), so that a batch that goes in whole comes out whole,
+  // without a copy.
+  struct Piece {
+    Element data;
+    int64_t rows = 1;
+    bool batched = false;
+  };
+
   // --- Storage hooks, run with mu_ held. ---
   virtual int64_t StoredLocked() const REQUIRES(mu_) = 0;
   // Elements a dequeuer may take right now (RandomShuffleQueue: those above
   // min_after_dequeue while open).
   virtual int64_t TakeableLocked() const REQUIRES(mu_) { return StoredLocked(); }
   virtual void PushLocked(Element&& element) REQUIRES(mu_) = 0;
+  // Stores rows [begin, begin + count) of `batch` (components with a leading
+  // dimension). Default: one PushLocked per row.
+  virtual void PushRowsLocked(const Element& batch, int64_t begin, int64_t count) REQUIRES(mu_);
   // REQUIRES: TakeableLocked() > 0.
   virtual Element PopLocked() REQUIRES(mu_) = 0;
-  // Puts elements a dequeue_many held back, so that the next dequeues see
-  // them first, in `held` order.
-  virtual void RestoreLocked(std::vector<Element>* held) REQUIRES(mu_) = 0;
+  // Appends the next `n` elements to `out`. REQUIRES: n <= TakeableLocked().
+  // Default: one PopLocked per element.
+  virtual void TakeLocked(int64_t n, std::vector<Piece>* out) REQUIRES(mu_);
+  // Puts back what a dequeue_many held, so that the next dequeues see it
+  // first, in `held` order. Clears `held`.
+  virtual void RestoreLocked(std::vector<Piece>* held) REQUIRES(mu_) = 0;
   // PriorityQueue: a dequeue_many takes its n elements at once, never
   // holding part of them.
   virtual bool dequeue_holds_partial() const { return true; }
@@ -71,12 +87,16 @@ class QueueBase : public Queue {
   // compatible).
   virtual bool ShapeMatches(size_t component, const TensorShape& shape) const;
   virtual Status ValidateExtra(const Element& element, bool many) const { return Status(); }
-  // Stacks `elements` into one batch element; PaddingFIFOQueue pads.
-  virtual Result<Element> AssembleBatch(std::vector<Element> elements) const;
+  // Joins `pieces` (n elements in all) into one batch element; zero-copy
+  // when they are one batched piece. PaddingFIFOQueue pads.
+  virtual Result<Element> AssembleBatch(std::vector<Piece> pieces, int64_t n) const;
   // The element dequeue_many(0) returns.
   virtual Element EmptyBatch() const;
   // Message for DequeueMany/DequeueUpTo on a queue without shapes.
   virtual std::string NoShapesMessage() const;
+
+  // Row i of a piece, as an element.
+  static Element PieceRow(const Piece& piece, int64_t i);
 
   bool closed_locked() const REQUIRES(mu_) { return closed_; }
 

@@ -275,6 +275,7 @@ class QueueStressTest : public ::testing::TestWithParam<StressParam> {
     int64_t seq = 0;
     const int ops = OpsPerProducer();
     for (int op = 0; op < ops && !queue_->is_closed(); ++op) {
+      Pace(rng);
       EnqueueRecord rec;
       rec.many = rng() % 2 == 0;
       if (rec.many) {
@@ -305,6 +306,7 @@ class QueueStressTest : public ::testing::TestWithParam<StressParam> {
     bool many_allowed = true;
     std::map<int64_t, int64_t> last_seq;  // per producer, for order checks
     while (true) {
+      Pace(rng);
       const unsigned form = rng() % 3;  // 0 dequeue, 1 dequeue_many, 2 dequeue_up_to
       const bool use_many = form == 1 && many_allowed;
       const int64_t n = 1 + static_cast<int64_t>(rng() % kMaxBatch);
@@ -354,6 +356,13 @@ class QueueStressTest : public ::testing::TestWithParam<StressParam> {
       log->errors.push_back("unexpected dequeue status " + r.status().ToString());
       return;
     }
+  }
+
+  // Now and then a worker pauses, so that the other side fills or drains the
+  // queue and calls block (where deadlines, cancellations and interrupts can
+  // hit them). Load shaping only: correctness never depends on it.
+  static void Pace(std::mt19937& rng) {
+    if (rng() % 16 == 0) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 1500));
   }
 
   bool KeepsOrderPerProducer() const {

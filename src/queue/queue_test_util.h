@@ -37,7 +37,7 @@ using namespace std::chrono_literals;  // NOLINT: test helpers
 
 // Bound on any wait that should end. Reached only when the code under test is
 // broken (or the machine is hopelessly overloaded), never on the happy path.
-inline constexpr std::chrono::seconds kSafety{30};
+inline constexpr std::chrono::seconds kSafety{10};
 
 // A deadline far enough away that only a hang reaches it.
 inline WaitOptions Safe(CancellationManager* cm = nullptr) {

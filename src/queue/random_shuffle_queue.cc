@@ -35,8 +35,10 @@ class RandomShuffleQueue : public QueueBase {
     elements_.pop_back();
     return out;
   }
-  void RestoreLocked(std::vector<Element>* held) override REQUIRES(mu_) {
-    for (Element& e : *held) elements_.push_back(std::move(e));
+  void RestoreLocked(std::vector<Piece>* held) override REQUIRES(mu_) {
+    for (Piece& p : *held) {
+      for (int64_t i = 0; i < p.rows; ++i) elements_.push_back(PieceRow(p, i));
+    }
     held->clear();
   }
 

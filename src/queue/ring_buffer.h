@@ -37,6 +37,8 @@ class RingBuffer {
     ++size_;
   }
   // REQUIRES: !empty().
+  T& front() { return slots_[head_]; }
+  // REQUIRES: !empty().
   T pop_front() {
     assert(size_ > 0);
     T out = std::move(slots_[head_]);

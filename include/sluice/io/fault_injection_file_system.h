@@ -1,0 +1,87 @@
+// FaultInjectionFileSystem: a FileSystem for tests that passes every call to
+// a base file system (DefaultFileSystem() unless given) and injects faults on
+// chosen paths (LevelDB's fault-injection Env).
+//
+// Faults are looked up on every call, so a fault set after a file was opened
+// applies to that file's later reads. Paths are compared as given (no
+// normalisation).
+//
+// Thread-safety: thread-safe; the files it returns follow the FileSystem
+// contract. It must outlive the files it opened.
+#ifndef SLUICE_IO_FAULT_INJECTION_FILE_SYSTEM_H_
+#define SLUICE_IO_FAULT_INJECTION_FILE_SYSTEM_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sluice/core/mutex.h"
+#include "sluice/core/status.h"
+#include "sluice/io/file_system.h"
+
+namespace sluice::io {
+
+class FaultInjectionFileSystem : public FileSystem {
+ public:
+  // `base` is not owned; null means DefaultFileSystem().
+  explicit FaultInjectionFileSystem(FileSystem* base = nullptr);
+  ~FaultInjectionFileSystem() override;
+
+  // Opening `path` (any kind of file, and Stat) fails with `status`.
+  void FailOpen(const std::string& path, Status status) EXCLUDES(mu_);
+  // `path` looks `size` bytes long: reads stop there, Stat reports it.
+  void Truncate(const std::string& path, uint64_t size) EXCLUDES(mu_);
+  // A read of `path` that would return byte `offset` or a later one fails
+  // with `status` instead (the call returns no bytes). After `times`
+  // failures the fault heals; times < 0: it never heals.
+  void FailReadsAt(const std::string& path, uint64_t offset, Status status, int times = -1) EXCLUDES(mu_);
+  // Appends to `path` fail with `status` once `bytes` have been appended.
+  void FailWritesAfter(const std::string& path, uint64_t bytes, Status status) EXCLUDES(mu_);
+  // Removes every fault (the counters stay).
+  void ClearFaults() EXCLUDES(mu_);
+
+  // Read calls made on files opened for `path` (to prove that readers do not
+  // issue a read per record).
+  int64_t read_calls(const std::string& path) const EXCLUDES(mu_);
+
+  // FileSystem:
+  Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& path) override;
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
+  Result<FileStatistics> Stat(const std::string& path) override;
+  Result<std::vector<std::string>> GetMatchingPaths(const std::string& pattern) override;
+  Status DeleteFile(const std::string& path) override;
+  Status RenameFile(const std::string& src, const std::string& dst) override;
+
+  // For the files it returns (not part of the public contract).
+  struct Faults {
+    Status open_error;
+    bool truncated = false;
+    uint64_t truncated_size = 0;
+    bool read_fault = false;
+    uint64_t read_fault_offset = 0;
+    Status read_error;
+    int read_fault_times = -1;
+    bool write_fault = false;
+    uint64_t write_fault_after = 0;
+    Status write_error;
+  };
+  // Applies the faults of `path` to a read of [offset, offset + n): returns
+  // the error to report, or OK with `*n` possibly shortened. Counts the call.
+  Status FilterRead(const std::string& path, uint64_t offset, size_t* n) EXCLUDES(mu_);
+  // Applies the write fault of `path` to an append after `written` bytes.
+  Status FilterWrite(const std::string& path, uint64_t written) EXCLUDES(mu_);
+
+ private:
+  Status OpenErrorLocked(const std::string& path) const REQUIRES(mu_);
+
+  FileSystem* const base_;
+  mutable Mutex mu_;
+  std::map<std::string, Faults> faults_ GUARDED_BY(mu_);
+  std::map<std::string, int64_t> read_calls_ GUARDED_BY(mu_);
+};
+
+}  // namespace sluice::io
+
+#endif  // SLUICE_IO_FAULT_INJECTION_FILE_SYSTEM_H_
