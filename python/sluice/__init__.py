@@ -18,3 +18,7 @@ from sluice import queue
 from sluice import train
 
 __version__ = "0.1.0"
+
+# `from sluice import *` gives the modules, not the dtype names (`bool` would
+# shadow the builtin).
+__all__ = ["errors", "dtypes", "queue", "train", "DType", "as_dtype"]

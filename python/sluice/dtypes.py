@@ -194,4 +194,4 @@ def as_dtype(type_value):
     raise TypeError("Cannot convert value %r to a sluice DType." % (type_value,))
 
 
-__all__ = ["DType", "as_dtype"] + [d.name for d in _ALL] + ["half", "double"]
+__all__ = ["DType", "as_dtype"] + [d.name for d in _ALL if d.name != "bool"] + ["half", "double"]

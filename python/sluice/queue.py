@@ -5,7 +5,8 @@
 operation runs at once in the C++ engine; the blocking ones (enqueue,
 dequeue, close) release the GIL while they wait, accept ``timeout=`` in
 seconds (:class:`sluice.errors.DeadlineExceededError` when it passes) and,
-on the main thread, give way to Ctrl-C (KeyboardInterrupt).
+on the main thread, give way to Ctrl-C (KeyboardInterrupt). A single
+enqueue or dequeue that need not wait keeps the GIL, as queue.Queue does.
 
 Values go in as scalars, (nested) lists, numpy arrays, bytes/str for string
 components, or a dict for a queue with names; they are copied in. They come
@@ -14,9 +15,17 @@ for scalars; bytes for string scalars, object arrays of bytes for other
 string tensors): a bare value for a one-component queue, a list for
 several, a dict when the queue has names.
 
+As in TensorFlow, a list or tuple passed to ``enqueue`` is the tuple of
+components (``q.enqueue(([1, 2, 3],))`` enqueues one vector into a
+one-component queue). A wrong number of components raises
+InvalidArgumentError ("Wrong number of components in tuple"), where
+TensorFlow's Python layer would silently drop extra values.
+
 Errors TensorFlow raises while building its graph (bad arguments, values of
 the wrong type or static shape) are raised here as ValueError/TypeError at
 the call; errors of running operations are :mod:`sluice.errors` exceptions.
+Unlike TensorFlow, a dequeue_many that times out puts the elements it held
+back at the front of the queue.
 """
 
 import builtins
@@ -233,7 +242,7 @@ class QueueBase:
     and dequeue at once.
     """
 
-    def __init__(self, dtypes, shapes, names, core_queue):
+    def __init__(self, dtypes, shapes, names, core_queue, _min_after_dequeue=0):
         self._dtypes = list(dtypes)
         if shapes is not None:
             if len(shapes) != len(dtypes):
@@ -250,6 +259,11 @@ class QueueBase:
         else:
             self._names = None
         self._queue = core_queue
+        # enqueue/dequeue in C++ (bind_queue.cc's QueueOps), for the values it
+        # can take exactly as the Python code below would; it declines the
+        # others, which then take the Python path.
+        self._ops = _core.QueueOps(core_queue, [d.as_datatype_enum for d in self._dtypes],
+                                   _ops_shapes(self._shapes), self._names, _min_after_dequeue)
 
     # -- properties
 
@@ -310,6 +324,8 @@ class QueueBase:
         for values that do not fit the components.
         """
         del name
+        if self._ops.enqueue(vals, timeout):
+            return
         components = self._check_enqueue_dtypes(vals)
         for c, shape in zip(components, self._shapes):
             if shape is not None:
@@ -326,6 +342,8 @@ class QueueBase:
         timeout stay queued). Errors as enqueue.
         """
         del name
+        if self._ops.enqueue_many(vals, timeout):
+            return
         components = self._check_enqueue_dtypes(vals)
         batch = None
         for c, shape in zip(components, self._shapes):
@@ -339,13 +357,6 @@ class QueueBase:
                 raise ValueError("Shapes %s and %s are incompatible" % (_shape_str(s[1:]), _shape_str(shape)))
         self._queue.enqueue_many(components, timeout)
 
-    def _dequeue_return_value(self, components):
-        if self._names:
-            return dict(zip(self._names, components))
-        if len(components) == 1:
-            return components[0]
-        return components
-
     def dequeue(self, name=None, timeout=None):
         """Dequeues one element; blocks while the queue is empty.
 
@@ -353,7 +364,7 @@ class QueueBase:
         DeadlineExceededError after `timeout` seconds.
         """
         del name
-        return self._dequeue_return_value(self._queue.dequeue(timeout))
+        return self._ops.dequeue(timeout)
 
     def dequeue_many(self, n, name=None, timeout=None):
         """Dequeues and stacks exactly `n` elements (component i: shape [n] + shape_i).
@@ -363,12 +374,12 @@ class QueueBase:
         if the shapes were not declared or n < 0.
         """
         del name
-        return self._dequeue_return_value(self._queue.dequeue_many(operator.index(n), timeout))
+        return self._ops.dequeue_many(operator.index(n), timeout)
 
     def dequeue_up_to(self, n, name=None, timeout=None):
         """As dequeue_many, but once the queue is closed returns the 1..n-1 elements left."""
         del name
-        return self._dequeue_return_value(self._queue.dequeue_up_to(operator.index(n), timeout))
+        return self._ops.dequeue_up_to(operator.index(n), timeout)
 
     def close(self, cancel_pending_enqueues=False, name=None, timeout=None):
         """Closes the queue: later enqueues fail, dequeues drain what is left.
@@ -392,6 +403,11 @@ class QueueBase:
     def __repr__(self):
         return "<sluice.queue.%s %r dtypes=%s>" % (type(self).__name__, self.name,
                                                  [d.name for d in self._dtypes])
+
+
+def _ops_shapes(shapes):
+    """QueueBase's shapes for QueueOps: None (undeclared) or a list of dims (-1 unknown)."""
+    return [None if s is None else [-1 if d is None else d for d in s] for s in shapes]
 
 
 def _core_shapes(shapes):
@@ -455,7 +471,7 @@ class RandomShuffleQueue(QueueBase):
         q = _core.new_queue("random_shuffle", _capacity(capacity), [d.as_datatype_enum for d in dtypes],
                             _core_shapes(shapes), names or [], name, shared_name or "",
                             min_after_dequeue=operator.index(min_after_dequeue), seed=seed1, seed2=seed2)
-        super().__init__(dtypes, shapes, names, q)
+        super().__init__(dtypes, shapes, names, q, _min_after_dequeue=operator.index(min_after_dequeue))
 
 
 class PriorityQueue(QueueBase):

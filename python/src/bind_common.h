@@ -47,6 +47,10 @@ T ValueOrThrow(Result<T> result) {
 
 // ---- The GIL and blocking calls -----------------------------------------------
 
+// Raises ValueError unless `timeout_secs` is None or >= 0 (BlockingCall's
+// check, for calls that may finish without one).
+void CheckTimeout(std::optional<double> timeout_secs);
+
 // True on the thread that runs Python's signal handlers
 // (threading.main_thread()). Any thread, GIL or not.
 bool OnMainThread();
@@ -158,7 +162,25 @@ Tensor PythonToTensor(nb::handle value, DType dtype);
 // only if no other Tensor shares that buffer), bytes for a string scalar, an
 // object array of bytes for other string tensors. bfloat16: an ml_dtypes
 // bfloat16 view when ml_dtypes is installed, else a float32 copy (exact).
+// Numbers go through numpy's C API (PyArray_NewFromDescr), no Python call.
 nb::object TensorToPython(Tensor tensor);
+
+// numpy.dtype of `dtype`'s storage (np.dtype(np.float32), ...; bfloat16:
+// uint16), one object per dtype for the process; nullptr for kString.
+PyObject* NumpyStorageDescr(DType dtype);
+
+// A numpy array the fast paths copy from as is.
+struct ContiguousArray {
+  const void* data;
+  int ndim;
+  const Py_intptr_t* dims;
+};
+// True, filling `out`, if `obj` is exactly a numpy.ndarray (no subclass),
+// C-contiguous, whose dtype is the object `descr` (a NumpyStorageDescr:
+// native byte order). Reads the array's fields; never calls Python.
+bool AsContiguousArray(PyObject* obj, PyObject* descr, ContiguousArray* out);
+// A new Tensor of `dtype` (whose storage type `array` has) holding a copy.
+Tensor CopyArray(DType dtype, const ContiguousArray& array);
 
 // A Python list of the components, converted by TensorToPython.
 nb::list ElementToPython(Element element);

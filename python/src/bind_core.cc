@@ -22,17 +22,59 @@
 namespace sluice::python {
 namespace {
 
+// numpy's C API, looked up at run time as pybind11/numpy.h does, so that
+// building needs no numpy headers: the function table numpy exports as the
+// capsule numpy._core._multiarray_umath._ARRAY_API (numpy.core... before
+// 2.0), indexed by the slot numbers of numpy's __multiarray_api.h, and the
+// leading fields of PyArrayObject (ndarraytypes.h). numpy 1.x and 2.x agree on
+// both (they are numpy's stable ABI).
+struct NumpyApi {
+  static constexpr int kGetNDArrayCVersion = 0;
+  static constexpr int kArrayType = 2;
+  static constexpr int kNewFromDescr = 94;
+  static constexpr int kSetBaseObject = 282;
+  // NPY_ARRAY_* flags.
+  static constexpr int kCContiguous = 0x0001;
+  static constexpr int kAligned = 0x0100;
+  static constexpr int kWriteable = 0x0400;
+
+  PyTypeObject* ndarray = nullptr;  // numpy.ndarray
+  PyObject* (*new_from_descr)(PyTypeObject* subtype, PyObject* descr, int nd, const Py_intptr_t* dims,
+                              const Py_intptr_t* strides, void* data, int flags, PyObject* obj) = nullptr;
+  int (*set_base_object)(PyObject* array, PyObject* base) = nullptr;
+};
+
+// The leading fields of numpy's PyArrayObject_fields.
+struct NumpyArrayFields {
+  PyObject_HEAD
+  char* data;
+  int nd;
+  Py_intptr_t* dimensions;
+  Py_intptr_t* strides;
+  PyObject* base;
+  PyObject* descr;
+  int flags;
+};
+
+constexpr size_t kNumDTypeSlots = 32;  // > every DType value (TensorFlow's DataType numbers)
+
 // Python objects looked up once, at module initialisation (never from a
 // function-local static: its guard would be taken with the GIL held while the
 // import may release it). Deliberately leaked: they live as long as the
 // interpreter, and must not be released after it is finalised.
 struct Globals {
   PyObject* from_status = nullptr;     // sluice.errors._from_status
-  PyObject* np_asarray = nullptr;      // numpy.asarray
   PyObject* np_empty = nullptr;        // numpy.empty
   PyObject* np_object = nullptr;       // numpy.dtype(object)
   PyObject* bfloat16 = nullptr;        // ml_dtypes.bfloat16, or nullptr
   unsigned long main_thread_ident = 0;  // threading.main_thread().ident
+  NumpyApi np;
+  // numpy.dtype of each plain DType's storage (np.dtype(np.float32), ...;
+  // bfloat16: uint16), and of the arrays handed out (the same, but bfloat16:
+  // ml_dtypes' bfloat16, or nullptr without ml_dtypes, whose bfloat16 tensors
+  // become float32 first). nullptr for the others.
+  PyObject* storage_descr[kNumDTypeSlots] = {};
+  PyObject* out_descr[kNumDTypeSlots] = {};
 };
 Globals g;
 
@@ -74,6 +116,10 @@ bool InterpreterFinalizing() {
 
 }  // namespace
 
+void CheckTimeout(std::optional<double> timeout_secs) {
+  if (timeout_secs && !(*timeout_secs >= 0)) throw nb::value_error("timeout must be a non-negative number or None");
+}
+
 bool OnMainThread() { return PyThread_get_thread_ident() == g.main_thread_ident; }
 
 GilRelease::~GilRelease() {
@@ -91,8 +137,8 @@ struct BlockingCall::Pending {
 namespace {
 
 std::optional<std::chrono::steady_clock::time_point> DeadlineAfter(std::optional<double> timeout_secs) {
+  CheckTimeout(timeout_secs);
   if (!timeout_secs) return std::nullopt;
-  if (!(*timeout_secs >= 0)) throw nb::value_error("timeout must be a non-negative number or None");
   double secs = std::min(*timeout_secs, 1e9);  // no overflow for timeout=1e300
   return std::chrono::steady_clock::now() +
          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(secs));
@@ -177,24 +223,101 @@ nb::tuple ShapeTuple(const TensorShape& shape) {
   return nb::tuple(dims);
 }
 
-// Owns one reference to a Tensor's buffer on behalf of the numpy arrays
-// viewing it (the array's `base`). Immutable.
-struct TensorRef {
-  Tensor tensor;
+// sluice._core._TensorRef: owns one reference to a Tensor's buffer on behalf
+// of the numpy arrays viewing it (the arrays' `base`). Immutable; made only
+// here. A plain CPython type rather than a nanobind class, since one is made
+// on every dequeue: a nanobind instance would also register itself in
+// nanobind's instance map, and take itself out again when freed.
+struct TensorRefObject {
+  PyObject_HEAD
+  Tensor tensor;  // constructed by NewTensorRef
   bool writable;
-
-  nb::dict ArrayInterface() const {
-    nb::dict d;
-    d["version"] = 3;
-    d["shape"] = ShapeTuple(tensor.shape());
-    d["typestr"] = TypeStr(tensor.dtype());
-    d["data"] = nb::make_tuple(reinterpret_cast<uintptr_t>(tensor.raw_data()), !writable);
-    return d;
-  }
 };
 
-nb::object NumpyEmpty(const TensorShape& shape, nb::handle dtype) {
-  return Borrow(g.np_empty)(ShapeTuple(shape), dtype);
+PyTypeObject* tensor_ref_type = nullptr;  // leaked, as Globals
+
+const Tensor& RefTensor(PyObject* self) { return reinterpret_cast<TensorRefObject*>(self)->tensor; }
+
+// Runs a getter's body, turning a C++ exception into a Python one.
+template <class F>
+PyObject* Getter(F&& body) noexcept {
+  try {
+    return body().release().ptr();
+  } catch (nb::python_error& e) {
+    e.restore();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+PyObject* TensorRefArrayInterface(PyObject* self, void*) {
+  return Getter([&] {
+    const Tensor& t = RefTensor(self);
+    nb::dict d;
+    d["version"] = 3;
+    d["shape"] = ShapeTuple(t.shape());
+    d["typestr"] = TypeStr(t.dtype());
+    d["data"] = nb::make_tuple(reinterpret_cast<uintptr_t>(t.raw_data()),
+                               !reinterpret_cast<TensorRefObject*>(self)->writable);
+    return nb::object(d);
+  });
+}
+PyObject* TensorRefDataPtr(PyObject* self, void*) {
+  return Getter([&] { return nb::cast(reinterpret_cast<uintptr_t>(RefTensor(self).raw_data())); });
+}
+PyObject* TensorRefNBytes(PyObject* self, void*) {
+  return Getter([&] { return nb::cast(RefTensor(self).TotalBytes()); });
+}
+PyObject* TensorRefDType(PyObject* self, void*) {
+  return Getter([&] { return nb::cast(std::string(DTypeName(RefTensor(self).dtype()))); });
+}
+PyObject* TensorRefShape(PyObject* self, void*) {
+  return Getter([&] { return nb::object(ShapeTuple(RefTensor(self).shape())); });
+}
+PyObject* TensorRefWritable(PyObject* self, void*) {
+  return PyBool_FromLong(reinterpret_cast<TensorRefObject*>(self)->writable);
+}
+
+PyObject* TensorRefNew(PyTypeObject*, PyObject*, PyObject*) {
+  PyErr_SetString(PyExc_TypeError, "cannot create 'sluice._core._TensorRef' instances");
+  return nullptr;
+}
+
+void TensorRefDealloc(PyObject* self) {
+  reinterpret_cast<TensorRefObject*>(self)->tensor.~Tensor();
+  PyTypeObject* type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);  // an instance of a heap type holds a reference to it
+}
+
+PyGetSetDef tensor_ref_getset[] = {
+    {"__array_interface__", &TensorRefArrayInterface, nullptr, nullptr, nullptr},
+    {"data_ptr", &TensorRefDataPtr, nullptr, "Address of the first byte.", nullptr},
+    {"nbytes", &TensorRefNBytes, nullptr, "Size in bytes.", nullptr},
+    {"dtype", &TensorRefDType, nullptr, "The Tensor's dtype name.", nullptr},
+    {"shape", &TensorRefShape, nullptr, "The Tensor's shape (a tuple).", nullptr},
+    {"writable", &TensorRefWritable, nullptr, "Whether the arrays viewing it may write.", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyType_Slot tensor_ref_slots[] = {
+    {Py_tp_dealloc, reinterpret_cast<void*>(&TensorRefDealloc)},
+    {Py_tp_new, reinterpret_cast<void*>(&TensorRefNew)},
+    {Py_tp_getset, tensor_ref_getset},
+    {Py_tp_doc, const_cast<char*>("Owns a reference to a sluice Tensor; the base of the numpy arrays viewing it.")},
+    {0, nullptr}};
+
+PyType_Spec tensor_ref_spec = {"sluice._core._TensorRef", static_cast<int>(sizeof(TensorRefObject)), 0,
+                               Py_TPFLAGS_DEFAULT, tensor_ref_slots};
+
+// A new _TensorRef owning `tensor`.
+nb::object NewTensorRef(Tensor tensor, bool writable) {
+  nb::object self = nb::steal(tensor_ref_type->tp_alloc(tensor_ref_type, 0));
+  if (!self.is_valid()) throw nb::python_error();
+  auto* ref = reinterpret_cast<TensorRefObject*>(self.ptr());
+  new (&ref->tensor) Tensor(std::move(tensor));
+  ref->writable = writable;
+  return self;
 }
 
 nb::object StringTensorToPython(const Tensor& t) {
@@ -228,23 +351,74 @@ nb::object TensorToPython(Tensor tensor) {
   const DType dtype = tensor.dtype();
   if (dtype == DType::kString) return StringTensorToPython(tensor);
   if (dtype == DType::kBFloat16 && g.bfloat16 == nullptr) tensor = BFloat16ToFloat32(tensor);
-  std::string typestr = TypeStr(tensor.dtype());
-  if (typestr.empty()) throw nb::type_error("tensor of an unsupported dtype");
-  nb::object array;
-  if (tensor.num_elements() == 0) {
-    array = NumpyEmpty(tensor.shape(), nb::str(typestr.c_str()));
-  } else {
+  const auto slot = static_cast<size_t>(tensor.dtype());
+  PyObject* descr = slot < kNumDTypeSlots ? g.out_descr[slot] : nullptr;
+  if (descr == nullptr) throw nb::type_error("tensor of an unsupported dtype");
+  const int nd = tensor.rank();
+  Py_intptr_t inline_dims[TensorShape::kInlineDims];
+  std::vector<Py_intptr_t> heap_dims;
+  Py_intptr_t* dims = inline_dims;
+  if (nd > TensorShape::kInlineDims) {
+    heap_dims.resize(static_cast<size_t>(nd));
+    dims = heap_dims.data();
+  }
+  for (int i = 0; i < nd; ++i) dims[i] = static_cast<Py_intptr_t>(tensor.shape().dim(i));
+  // An empty tensor: numpy allocates the array itself (as numpy.empty).
+  void* data = nullptr;
+  int flags = 0;
+  nb::object base;
+  if (tensor.num_elements() > 0) {
+    data = tensor.raw_data();
     // Writable only if nobody else can see these bytes: the buffer is ours
     // alone (a slice of a batch still queued, or a tensor a C++ producer
     // reuses, is shared and so read-only here).
-    bool writable = tensor.buffer() != nullptr && tensor.buffer()->RefCountIsOne();
-    nb::object ref = nb::cast(TensorRef{std::move(tensor), writable});
-    array = Borrow(g.np_asarray)(ref);
+    const bool writable = tensor.buffer() != nullptr && tensor.buffer()->RefCountIsOne();
+    const size_t size = DTypeSize(tensor.dtype());
+    const bool complex = tensor.dtype() == DType::kComplex64 || tensor.dtype() == DType::kComplex128;
+    const size_t alignment = complex ? size / 2 : size;  // numpy's for these types
+    flags = (writable ? NumpyApi::kWriteable : 0) |
+            (reinterpret_cast<uintptr_t>(data) % alignment == 0 ? NumpyApi::kAligned : 0);
+    base = NewTensorRef(std::move(tensor), writable);
   }
-  if (dtype == DType::kBFloat16 && g.bfloat16 != nullptr) {
-    array = array.attr("view")(Borrow(g.bfloat16));  // zero-copy reinterpretation
+  Py_INCREF(descr);  // stolen by new_from_descr
+  nb::object array =
+      nb::steal(g.np.new_from_descr(g.np.ndarray, descr, nd, dims, nullptr, data, flags, nullptr));
+  if (!array.is_valid()) throw nb::python_error();
+  // The array's base owns the buffer (a stolen reference, even on failure).
+  if (base.is_valid() && g.np.set_base_object(array.ptr(), base.release().ptr()) != 0) {
+    throw nb::python_error();
   }
   return array;
+}
+
+PyObject* NumpyStorageDescr(DType dtype) {
+  const auto slot = static_cast<size_t>(dtype);
+  return slot < kNumDTypeSlots ? g.storage_descr[slot] : nullptr;
+}
+
+bool AsContiguousArray(PyObject* obj, PyObject* descr, ContiguousArray* out) {
+  if (Py_TYPE(obj) != g.np.ndarray || descr == nullptr) return false;
+  const auto* a = reinterpret_cast<const NumpyArrayFields*>(obj);
+  if (a->descr != descr || (a->flags & NumpyApi::kCContiguous) == 0) return false;
+  out->data = a->data;
+  out->ndim = a->nd;
+  out->dims = a->dimensions;
+  return true;
+}
+
+Tensor CopyArray(DType dtype, const ContiguousArray& array) {
+  int64_t inline_dims[TensorShape::kInlineDims];
+  std::vector<int64_t> heap_dims;
+  int64_t* dims = inline_dims;
+  if (array.ndim > TensorShape::kInlineDims) {
+    heap_dims.resize(static_cast<size_t>(array.ndim));
+    dims = heap_dims.data();
+  }
+  for (int i = 0; i < array.ndim; ++i) dims[i] = static_cast<int64_t>(array.dims[i]);
+  Tensor t(dtype, TensorShape(std::span<const int64_t>(dims, static_cast<size_t>(array.ndim))));
+  const size_t bytes = t.TotalBytes();
+  if (bytes > 0) std::memcpy(t.raw_data(), array.data, bytes);
+  return t;
 }
 
 nb::list ElementToPython(Element element) {
@@ -328,10 +502,30 @@ Element PythonToElement(nb::handle values, const std::vector<DType>& dtypes) {
 
 namespace {
 
+void InitNumpyApi() {
+  nb::object multiarray;
+  try {
+    multiarray = nb::module_::import_("numpy._core._multiarray_umath");  // numpy >= 2
+  } catch (const nb::python_error&) {
+    multiarray = nb::module_::import_("numpy.core._multiarray_umath");
+  }
+  nb::object capsule = multiarray.attr("_ARRAY_API");
+  auto** api = static_cast<void**>(PyCapsule_GetPointer(capsule.ptr(), nullptr));
+  if (api == nullptr) throw nb::python_error();
+  const unsigned abi = reinterpret_cast<unsigned (*)()>(api[NumpyApi::kGetNDArrayCVersion])();
+  if (abi >> 24 != 1 && abi >> 24 != 2) {
+    throw nb::import_error(("sluice: unsupported numpy C ABI version " + std::to_string(abi)).c_str());
+  }
+  g.np.ndarray = static_cast<PyTypeObject*>(api[NumpyApi::kArrayType]);
+  g.np.new_from_descr = reinterpret_cast<decltype(g.np.new_from_descr)>(api[NumpyApi::kNewFromDescr]);
+  g.np.set_base_object = reinterpret_cast<decltype(g.np.set_base_object)>(api[NumpyApi::kSetBaseObject]);
+  // The capsule's table lives as long as numpy; keep numpy loaded for ever.
+  Leak(multiarray);
+}
+
 void InitGlobals() {
   g.from_status = Leak(nb::module_::import_("sluice.errors").attr("_from_status"));
   nb::module_ np = nb::module_::import_("numpy");
-  g.np_asarray = Leak(np.attr("asarray"));
   g.np_empty = Leak(np.attr("empty"));
   g.np_object = np.attr("dtype")(nb::module_::import_("builtins").attr("object")).release().ptr();
   try {
@@ -341,6 +535,17 @@ void InitGlobals() {
   }
   g.main_thread_ident = nb::cast<unsigned long>(
       nb::module_::import_("threading").attr("main_thread")().attr("ident"));
+  InitNumpyApi();
+  nb::object np_dtype = np.attr("dtype");
+  for (size_t slot = 0; slot < kNumDTypeSlots; ++slot) {
+    const auto dtype = static_cast<DType>(slot);
+    const std::string typestr = TypeStr(dtype);
+    if (!IsPlainDType(dtype) || typestr.empty()) continue;
+    g.storage_descr[slot] = Leak(np_dtype(nb::str(typestr.c_str())));
+    g.out_descr[slot] = g.storage_descr[slot];
+  }
+  const auto bf16 = static_cast<size_t>(DType::kBFloat16);
+  g.out_descr[bf16] = g.bfloat16 != nullptr ? Leak(np_dtype(Borrow(g.bfloat16))) : nullptr;
 }
 
 // Test hooks: raise the exception for a status / round-trip a tensor.
@@ -362,14 +567,9 @@ void BindCore(nb::module_& m) {
   // objects when the interpreter exits; that is not a leak worth a report.
   nb::set_leak_warnings(false);
 
-  nb::class_<TensorRef>(m, "_TensorRef",
-                        "Owns a reference to a sluice Tensor; the base of the numpy arrays viewing it.")
-      .def_prop_ro("__array_interface__", &TensorRef::ArrayInterface)
-      .def_prop_ro("data_ptr", [](const TensorRef& r) { return reinterpret_cast<uintptr_t>(r.tensor.raw_data()); })
-      .def_prop_ro("nbytes", [](const TensorRef& r) { return r.tensor.TotalBytes(); })
-      .def_prop_ro("dtype", [](const TensorRef& r) { return std::string(DTypeName(r.tensor.dtype())); })
-      .def_prop_ro("shape", [](const TensorRef& r) { return ShapeTuple(r.tensor.shape()); })
-      .def_prop_ro("writable", [](const TensorRef& r) { return r.writable; });
+  tensor_ref_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&tensor_ref_spec));
+  if (tensor_ref_type == nullptr) throw nb::python_error();
+  m.attr("_TensorRef") = nb::borrow(reinterpret_cast<PyObject*>(tensor_ref_type));
 
   m.def("dtype_name", [](int d) { return std::string(DTypeName(static_cast<DType>(d))); },
         "TensorFlow's name of the DataType number `d` ('' if unknown).");

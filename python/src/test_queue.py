@@ -612,3 +612,182 @@ def test_priority_must_be_an_integer():
     q2 = PriorityQueue(10, [sluice.string])
     with pytest.raises(errors.InvalidArgumentError):
         q2.enqueue(([1, 2], b"x"))
+
+
+def test_names_and_shapes_for_every_kind():
+    rsq = RandomShuffleQueue(10, 2, [sluice.int32, sluice.float32], shapes=[(), (2,)], names=["a", "b"], seed=3)
+    pad = PaddingFIFOQueue(10, [sluice.int32], shapes=[(None, 2)], names=["x"])
+    pq = PriorityQueue(10, [sluice.int32], names=["p", "v"])
+    assert rsq.names == ["a", "b"] and rsq.shapes == [(), (2,)] and rsq.name == "random_shuffle_queue"
+    assert pad.names == ["x"] and pad.name == "padding_fifo_queue"
+    assert pq.names == ["p", "v"] and pq.shapes == [None, None] and pq.name == "priority_queue"
+    rsq.enqueue_many({"a": [1, 2, 3], "b": np.ones((3, 2))})
+    assert set(rsq.dequeue()) == {"a", "b"}
+    with pytest.raises(ValueError, match="same length as dtypes"):
+        PriorityQueue(10, [sluice.int32], names=["v"])  # TF: the priority is named too
+
+
+def test_blocked_call_in_a_thread_lets_python_run():
+    q = FIFOQueue(1, sluice.int32, shapes=())
+    consumer = Background(q.dequeue_many, 2)
+    counted = sum(1 for _ in range(100000))  # Python work while the consumer waits
+    q.enqueue(counted)
+    q.enqueue(1)
+    assert consumer.result().tolist() == [100000, 1]
+
+
+# ---- the C++ fast paths (bind_queue.cc's QueueOps) and their fallbacks ------------------
+# enqueue/dequeue take the common values in C++; every other value takes the
+# Python path, with the same results and errors.
+
+def test_fast_path_values_round_trip():
+    x = np.arange(16, dtype=np.float32)
+    q = FIFOQueue(10, [sluice.float32, sluice.int64, sluice.string, sluice.bool], shapes=[(16,), (), (), ()])
+    q.enqueue((x, 7, "h\u00e9", True))
+    q.enqueue([x, -2**63, b"b", False])
+    a, i, s, b = q.dequeue()
+    assert a.dtype == np.float32 and a.tolist() == x.tolist() and a.flags.writeable
+    assert isinstance(a.base, sluice._core._TensorRef)
+    assert i.dtype == np.int64 and i.shape == () and int(i) == 7
+    assert s == "h\u00e9".encode() and b.dtype == np.bool_ and bool(b)
+    assert [v.tolist() if isinstance(v, np.ndarray) else v for v in q.dequeue()] == [x.tolist(), -2**63, b"b", False]
+    x[0] = 100  # the queue copied the array
+    q.enqueue((x, 1, b"", True))
+    assert q.dequeue()[0][0] == 100
+
+
+def test_fast_path_fallbacks_give_the_same_values():
+    base = np.arange(32, dtype=np.float32)
+    readonly = np.frombuffer(base[:16].tobytes(), np.float32)
+    assert not readonly.flags.writeable
+
+    class Sub(np.ndarray):
+        pass
+
+    q = FIFOQueue(10, sluice.float32, shapes=[16])
+    first = base[:16]
+    for v, expected in ((base[::2], base[::2]), (readonly, first), (first.astype(">f4"), first),
+                        (first.view(Sub), first), (first.astype(np.float64), first), (np.arange(16), first),
+                        ((list(range(16)),), first), ([first], first)):
+        q.enqueue(v)
+        out = q.dequeue()
+        assert out.dtype == np.float32 and out.flags.c_contiguous and out.flags.writeable
+        assert out.tolist() == expected.tolist()
+
+
+def test_fast_path_wrong_values_raise_as_before():
+    q = FIFOQueue(10, sluice.int32, shapes=[2])
+    with pytest.raises(TypeError, match="Cannot convert .* to a tensor of dtype int32"):
+        q.enqueue(np.array([1.5, 2.5], np.float32))
+    with pytest.raises(ValueError, match=r"Shapes \(3,\) and \(2,\) are incompatible"):
+        q.enqueue(np.array([1, 2, 3], np.int32))
+    with pytest.raises(errors.InvalidArgumentError, match="Wrong number of components in tuple. Expected 1, got 2"):
+        q.enqueue((np.array([1, 2], np.int32), np.array([1, 2], np.int32)))
+    with pytest.raises(ValueError, match="timeout must be a non-negative number or None"):
+        q.enqueue(np.array([1, 2], np.int32), timeout=-1)
+    with pytest.raises(ValueError, match="Queue must have names to enqueue a dictionary"):
+        q.enqueue({"a": np.array([1, 2], np.int32)})
+    scalars = FIFOQueue(10, [sluice.int8, sluice.uint8, sluice.bool, sluice.int32])
+    for values in ((128, 0, True, 0), (0, -1, True, 0), (0, 0, 1, 0), (0, 0, True, 1.5), (0, 0, True, b"1")):
+        with pytest.raises(TypeError, match="Cannot convert"):
+            scalars.enqueue(values)
+    assert q.size() == 0 and scalars.size() == 0
+
+
+def test_fast_path_python_scalars_convert_as_numpy_does():
+    q = FIFOQueue(10, [sluice.float32, sluice.float64, sluice.uint64, sluice.float32])
+    q.enqueue((2**24 + 1, 2**53 + 1, 2**64 - 1, 0.1))
+    a, b, c, d = q.dequeue()
+    assert a == np.float32(2**24 + 1) and b == np.float64(2**53 + 1)
+    assert c.dtype == np.uint64 and int(c) == 2**64 - 1 and d == np.float32(0.1)
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        q.enqueue((1e300, 1e300, 0, float("nan")))
+    a, b, _, d = q.dequeue()
+    assert np.isinf(a) and b == 1e300 and np.isnan(d)
+
+
+def test_fast_path_dicts_for_named_queues():
+    import collections
+    x = np.arange(3, dtype=np.float32)
+    q = FIFOQueue(10, [sluice.float32, sluice.int32], shapes=[(3,), ()], names=["a", "b"])
+    q.enqueue({"b": 1, "a": x})
+    q.enqueue(collections.OrderedDict(a=x, b=2))
+    for b in (1, 2):
+        out = q.dequeue()
+        assert list(out) == ["a", "b"] and out["a"].tolist() == x.tolist() and int(out["b"]) == b
+    with pytest.raises(ValueError, match="Keys in dictionary to enqueue do not match names of Queue"):
+        q.enqueue({"a": x})
+    with pytest.raises(ValueError, match="Keys in dictionary to enqueue do not match names of Queue"):
+        q.enqueue({"a": x, "b": 1, "c": 2})
+    with pytest.raises(ValueError, match="You must enqueue a dictionary in a Queue with names"):
+        q.enqueue((x, 1))
+    dup = FIFOQueue(10, [sluice.int32, sluice.int32], names=["a", "a"])
+    with pytest.raises(ValueError, match="Keys in dictionary"):
+        dup.enqueue({"a": 1})
+    many = q.dequeue_many(0)
+    assert list(many) == ["a", "b"] and many["a"].shape == (0, 3)
+
+
+def test_fast_path_enqueue_many_fallbacks():
+    q = FIFOQueue(10, [sluice.float32, sluice.int32], shapes=[(2,), ()])
+    q.enqueue_many((np.ones((2, 2), np.float32), np.arange(2, dtype=np.int32)))
+    q.enqueue_many((np.ones((4, 4), np.float64)[:2, ::2], [5, 6]))  # converted on the Python path
+    a, b = q.dequeue_many(4)
+    assert a.dtype == np.float32 and a.shape == (4, 2) and b.tolist() == [0, 1, 5, 6]
+    with pytest.raises(ValueError, match="Dimensions 2 and 3 are not compatible"):
+        q.enqueue_many((np.ones((2, 2), np.float32), np.arange(3, dtype=np.int32)))
+    with pytest.raises(ValueError, match="must have rank at least 1"):
+        q.enqueue_many((np.float32(1), np.int32(1)))
+    with pytest.raises(ValueError, match=r"Shapes \(3,\) and \(2,\) are incompatible"):
+        q.enqueue_many((np.ones((2, 3), np.float32), np.arange(2, dtype=np.int32)))
+    assert q.size() == 0
+
+
+def test_nonblocking_attempts_have_no_side_effects():
+    x = np.arange(4, dtype=np.float32)
+    q = FIFOQueue(1, sluice.float32, shapes=[4])
+    q.enqueue(x)
+    with pytest.raises(errors.DeadlineExceededError):
+        q.enqueue(x + 1, timeout=0)
+    assert q.size() == 1 and q.dequeue().tolist() == x.tolist()
+    with pytest.raises(errors.DeadlineExceededError):
+        q.dequeue(timeout=0)
+    rsq = RandomShuffleQueue(10, 2, sluice.float32, shapes=[4], seed=5)
+    rsq.enqueue(x)
+    rsq.enqueue(x)
+    with pytest.raises(errors.DeadlineExceededError):
+        rsq.dequeue(timeout=0.01)  # min_after_dequeue holds both back
+    assert rsq.size() == 2
+    rsq.close()
+    assert rsq.dequeue().tolist() == x.tolist() and rsq.size() == 1
+
+
+def test_empty_and_bfloat16_results():
+    q = FIFOQueue(10, sluice.float32, shapes=[0, 3])
+    q.enqueue(np.ones((0, 3), np.float32))
+    out = q.dequeue()
+    assert out.shape == (0, 3) and out.dtype == np.float32 and out.flags.writeable
+    b = FIFOQueue(10, sluice.bfloat16, shapes=[2])
+    b.enqueue(np.array([1.5, -2.0], np.float32))
+    out = b.dequeue()
+    assert out.astype(np.float32).tolist() == [1.5, -2.0]
+    assert out.dtype == (sluice.bfloat16.as_numpy_dtype if sluice._core.has_ml_dtypes else np.float32)
+    with pytest.raises(TypeError):
+        sluice._core._TensorRef()
+
+
+def test_queue_ops_entry_points_check_their_arguments():
+    q = FIFOQueue(10, sluice.float32, shapes=[])
+    with pytest.raises(TypeError):
+        q.enqueue(1.0, timeout="1")
+    with pytest.raises(TypeError, match="Cannot convert"):
+        q.enqueue("zz", timeout="1")  # the value's error first, as before
+    with pytest.raises(TypeError, match="timeout must be a non-negative number or None"):
+        q.dequeue(timeout=[1])
+    q.enqueue(1.0, timeout=True)  # a number, as before: 1 second
+    assert float(q.dequeue(timeout=np.float64(0.5))) == 1.0
+    ops = sluice._core.QueueOps.__new__(sluice._core.QueueOps)
+    with pytest.raises(TypeError, match="not initialised"):
+        ops.dequeue(None)
+    with pytest.raises(TypeError, match="takes exactly 2 arguments"):
+        q._ops.enqueue(1.0)

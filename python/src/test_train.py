@@ -686,3 +686,22 @@ def test_core_error_first_wins_over_python_error():
         coord.raise_requested_exception()
     with pytest.raises(errors.DataLossError, match="core first"):
         coord.join()
+
+
+def test_core_thread_join_timeout_and_start_once():
+    src = FIFOQueue(10, sluice.float32, shapes=())
+    dst = FIFOQueue(10, sluice.float32, shapes=())
+    qr = train._transfer_queue_runner(src, dst)
+    (t,) = qr.create_threads()
+    assert not t.is_alive() and not t.started and t.daemon
+    t.join(0.01)  # never started: returns at once, as TF's join treats it as done
+    t.start()
+    with pytest.raises(RuntimeError, match="started once"):
+        t.start()
+    t.join(0.01)
+    assert t.is_alive()  # blocked on the empty source
+    src.close()
+    t.join(10)
+    assert not t.is_alive() and t.finished
+    assert dst.is_closed()  # the last op thread closed it
+    assert not train.Coordinator().wait_for_stop(0.01)

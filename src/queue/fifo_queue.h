@@ -21,7 +21,11 @@ class FIFOQueue : public QueueBase {
  protected:
   int64_t StoredLocked() const override REQUIRES(mu_) { return stored_; }
   void PushLocked(Element&& element) override REQUIRES(mu_) {
-    chunks_.push_back(Chunk{std::move(element), 0, 1, false});
+    Chunk& slot = chunks_.append_slot();
+    slot.data = std::move(element);
+    slot.begin = 0;
+    slot.end = 1;
+    slot.batched = false;
     ++stored_;
   }
   // An enqueue_many batch is stored as one chunk sharing the batch's
@@ -33,7 +37,11 @@ class FIFOQueue : public QueueBase {
   Element PopLocked() override REQUIRES(mu_) {
     Chunk& front = chunks_.front();
     --stored_;
-    if (!front.batched) return chunks_.pop_front().data;
+    if (!front.batched) {
+      Element out(std::move(front.data));
+      chunks_.drop_front();
+      return out;
+    }
     Element row;
     for (const Tensor& component : front.data) row.push_back(component.Slice(front.begin));
     if (++front.begin == front.end) chunks_.pop_front();
@@ -44,7 +52,8 @@ class FIFOQueue : public QueueBase {
     while (n > 0) {
       Chunk& front = chunks_.front();
       if (!front.batched) {
-        out->push_back(Piece{chunks_.pop_front().data, 1, false});
+        out->push_back(Piece{std::move(front.data), 1, false});
+        chunks_.drop_front();
         --n;
         continue;
       }

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
+#include <optional>
 #include <utility>
 
 #if defined(__linux__)
@@ -277,20 +279,18 @@ Result<Element> QueueBase::Dequeue(const WaitOptions& wait) {
   {
     // Fast path: nobody waits ahead and an element may be taken.
     WakeList completed;
-    Element out;
-    bool taken = false;
+    std::optional<Element> out;
     {
       MutexLock lock(&mu_);
       if (dequeuers_.empty() && TakeableLocked() > 0) {
-        out = PopLocked();
+        out.emplace(PopLocked());
         ++stats_.dequeued;
         if (!enqueuers_.empty()) FlushLocked(&completed);
-        taken = true;
       }
     }
-    if (taken) {
+    if (out) {
       Wake(completed, nullptr);
-      return out;
+      return std::move(*out);
     }
   }
   Attempt a(Attempt::kDequeue);
@@ -534,6 +534,7 @@ bool QueueBase::RunDequeueLocked(Attempt* a, bool* complete) {
   };
   auto take = [&](int64_t n) {
     mu_.AssertHeld();
+    if (a->held.empty()) a->held.reserve(static_cast<size_t>(std::min<int64_t>(n, 1024)));
     TakeLocked(n, &a->held);
     a->held_count += n;
   };
@@ -610,11 +611,22 @@ Result<Element> QueueBase::AssembleBatch(std::vector<Piece> pieces, int64_t n) c
   if (pieces.size() == 1 && pieces[0].batched) return std::move(pieces[0].data);  // zero-copy
   Element out;
   for (size_t c = 0; c < dtypes().size(); ++c) {
-    Tensor batch(dtypes()[c], exact_shapes_[c].WithFirstDim(n));
-    int64_t row = 0;
-    for (const Piece& p : pieces) {
-      p.data[c].CopyTo(batch.Slice(row, row + p.rows));
-      row += p.rows;
+    const DType dtype = dtypes()[c];
+    Tensor batch(dtype, exact_shapes_[c].WithFirstDim(n));
+    if (dtype == DType::kString) {
+      int64_t row = 0;
+      for (const Piece& p : pieces) {
+        p.data[c].CopyTo(batch.Slice(row, row + p.rows));
+        row += p.rows;
+      }
+    } else {
+      // The one copy of each element: straight into the batch buffer.
+      char* dst = static_cast<char*>(batch.raw_data());
+      for (const Piece& p : pieces) {
+        const size_t bytes = p.data[c].TotalBytes();
+        std::memcpy(dst, p.data[c].raw_data(), bytes);
+        dst += bytes;
+      }
     }
     out.push_back(std::move(batch));
   }

@@ -30,6 +30,14 @@ class RingBuffer {
     slots_[(head_ + size_) & mask_] = std::move(value);
     ++size_;
   }
+  // Appends a slot and returns it, holding whatever it last held (moved-from
+  // or default): the caller assigns every field. Saves a move of T.
+  T& append_slot() {
+    if (size_ > mask_) Grow();
+    T& slot = slots_[(head_ + size_) & mask_];
+    ++size_;
+    return slot;
+  }
   void push_front(T&& value) {
     if (size_ > mask_) Grow();
     head_ = (head_ - 1) & mask_;
@@ -38,6 +46,12 @@ class RingBuffer {
   }
   // REQUIRES: !empty().
   T& front() { return slots_[head_]; }
+  // Drops the front slot (left as it is: moved-from, or overwritten later).
+  // REQUIRES: !empty().
+  void drop_front() {
+    head_ = (head_ + 1) & mask_;
+    --size_;
+  }
   // REQUIRES: !empty().
   T pop_front() {
     assert(size_ > 0);
