@@ -24,6 +24,9 @@ Modes (name python/<op>/<threads>/<impl>):
                   repeatedly: the cost of the calls alone, no thread hand-off.
 Each measurement runs a fixed number of elements, scaled so that it takes at
 least --min-time seconds; the median of --repetitions is reported.
+
+--calls prints instead the cost of single uncontended calls (sluice's Python
+API, the raw binding under it, queue.Queue): where the time goes.
 """
 
 import argparse
@@ -201,13 +204,46 @@ def measure(make, op, threads, repetitions, min_time):
     return {"items_per_second": statistics.median(rates), "runs": rates, "elements": n}
 
 
+def call_costs():
+    """One thread, no waiting: microseconds per call, best of 30 rounds of 1000
+    calls, for sluice (the Python API and, where reachable, the raw _core
+    binding under it) and queue.Queue. A diagnostic, not a target."""
+    import timeit
+    row = np.arange(PAYLOAD, dtype=np.uint8)
+    cases = []
+    pq = pyqueue.Queue(maxsize=CAPACITY)
+    cases.append(("queue.Queue put / get", lambda: pq.put(row), pq.get))
+    try:
+        import sluice as sl
+        q = sl.queue.FIFOQueue(CAPACITY, [_sluice_uint8(sl)], shapes=[[PAYLOAD]])
+        cases.insert(0, ("sluice FIFOQueue enqueue / dequeue", lambda: q.enqueue(row), q.dequeue))
+        raw = getattr(q, "_queue", None)
+        if raw is not None:
+            comps = [row]
+            cases.insert(1, ("sluice._core Queue enqueue / dequeue (no Python layer)",
+                             lambda: raw.enqueue(comps, None), lambda: raw.dequeue(None)))
+    except Exception as e:  # not installed
+        print(f"sluice skipped: {type(e).__name__}: {e}")
+    n = 1000
+    for name, put, get in cases:
+        best_put = best_get = float("inf")
+        for _ in range(30):
+            best_put = min(best_put, timeit.timeit(put, number=n) / n)
+            best_get = min(best_get, timeit.timeit(get, number=n) / n)
+        print(f"{name:58s} {best_put * 1e6:6.2f} us / {best_get * 1e6:6.2f} us", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", help="write results here (a JSON list)")
     ap.add_argument("--repetitions", type=int, default=3)
     ap.add_argument("--min-time", type=float, default=0.4)
     ap.add_argument("--impl", action="append", help="only these (sluice, queue.Queue, tf.queue)")
+    ap.add_argument("--calls", action="store_true", help="only print the cost of single calls (diagnostic)")
     args = ap.parse_args()
+    if args.calls:
+        call_costs()
+        return 0
 
     impls = [("queue.Queue", PyQueueAdapter)]
     skipped = {}

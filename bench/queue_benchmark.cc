@@ -9,7 +9,9 @@
 //   P producer and C consumer threads, started inside the timed region of
 //   every iteration, move a fixed number of elements (kItems64 or kItems4K)
 //   through one fresh queue; wall time (UseRealTime); items/s is elements
-//   moved per second.
+//   moved per second; cpu_ns_per_item is the process's CPU time (all
+//   threads, user + system) per element, switches_per_item its context
+//   switches (voluntary + involuntary) per element.
 //   payload 64B:  peers move a 64-byte struct by value (copied in, copied
 //                 out). FIFOQueue moves an Element holding a uint8 Tensor of
 //                 shape [64] that shares one of the producer's pre-made
@@ -51,11 +53,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <latch>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/resource.h>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "peer_queues.h"
 
@@ -266,11 +275,27 @@ class SluiceAdapter {
 
 // ------------------------------------------------------------ harnesses ---
 
+// CPU time of the whole process (every thread), in seconds.
+double ProcessCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Context switches of the whole process so far (voluntary + involuntary).
+int64_t ProcessContextSwitches() {
+  rusage r;
+  getrusage(RUSAGE_SELF, &r);
+  return static_cast<int64_t>(r.ru_nvcsw) + static_cast<int64_t>(r.ru_nivcsw);
+}
+
 template <class A>
 void BM_Throughput(benchmark::State& state, int64_t items, int producers, int consumers, bool many) {
   const int64_t per_producer = items / producers;
   const int64_t per_consumer = items / consumers;
   const uint64_t expected = static_cast<uint64_t>(items) * static_cast<uint64_t>(items - 1) / 2;
+  double cpu_seconds = 0;  // all threads, timed region only
+  int64_t switches = 0;    // context switches, all threads, timed region only
 
   for (auto _ : state) {
     state.PauseTiming();
@@ -281,6 +306,8 @@ void BM_Throughput(benchmark::State& state, int64_t items, int producers, int co
     std::latch start(producers + consumers);
     std::vector<std::thread> threads;
     threads.reserve(producers + consumers);
+    const double cpu0 = ProcessCpuSeconds();
+    const int64_t switches0 = ProcessContextSwitches();
     state.ResumeTiming();
 
     for (int p = 0; p < producers; ++p) {
@@ -311,6 +338,8 @@ void BM_Throughput(benchmark::State& state, int64_t items, int producers, int co
     for (auto& t : threads) t.join();
 
     state.PauseTiming();
+    cpu_seconds += ProcessCpuSeconds() - cpu0;
+    switches += ProcessContextSwitches() - switches0;
     if (A::kChecksum && sum.load() != expected) {
       state.SkipWithError("checksum mismatch: elements lost, duplicated or corrupted");
     }
@@ -319,6 +348,12 @@ void BM_Throughput(benchmark::State& state, int64_t items, int producers, int co
     state.ResumeTiming();
   }
   state.SetItemsProcessed(state.iterations() * items);
+  // CPU time (user + system, every thread) per element: what the queue costs
+  // the machine, spinning included; less disturbed than wall time by other
+  // processes on a shared machine.
+  const double total = static_cast<double>(state.iterations() * items);
+  state.counters["cpu_ns_per_item"] = benchmark::Counter(cpu_seconds * 1e9 / total);
+  state.counters["switches_per_item"] = benchmark::Counter(static_cast<double>(switches) / total);
 }
 
 // many: dequeue with DequeueMany(64); prefill_many: fill with EnqueueMany(64);
@@ -421,6 +456,24 @@ void RegisterPayload() {
 
 int main(int argc, char** argv) {
   using namespace sluice_bench;
+  // glibc gives the top of the heap back to the kernel once 128 KiB are free
+  // there, and the next allocations fault the pages in again (about 2 us a
+  // page on the VM these figures come from). With 4 KiB payloads that churn
+  // follows how full each queue runs, not what the queue costs, so by default
+  // every queue runs with trimming off and a fixed mmap threshold.
+  // SLUICE_BENCH_MALLOC=default keeps glibc's defaults.
+  const char* malloc_mode = std::getenv("SLUICE_BENCH_MALLOC");
+  const bool tuned = malloc_mode == nullptr || std::string(malloc_mode) != "default";
+#if defined(__GLIBC__)
+  if (tuned) {
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  }
+  benchmark::AddCustomContext("malloc", tuned ? "glibc, M_TRIM_THRESHOLD=1GiB M_MMAP_THRESHOLD=32MiB"
+                                              : "glibc defaults");
+#else
+  benchmark::AddCustomContext("malloc", "not glibc: defaults");
+#endif
   RegisterPayload<Payload::k64B, Item64>();
   RegisterPayload<Payload::k4KiB, Item4K>();
   benchmark::Initialize(&argc, argv);

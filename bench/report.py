@@ -4,7 +4,9 @@
     python bench/report.py --cxx build-bench/bench-results/queue_benchmark.json \
         [--python build-bench/bench-results/py_queue_bench.json] [--markdown]
 
-Every figure is the median items/s over the repetitions (min-max in brackets).
+Every figure is the median items/s over the repetitions (min-max in brackets);
+--cxx / --python may be given several times to pool the repetitions of
+several runs.
 The output ends with the ratio lines, one per target, in the form
     ratio <benchmark> vs <peer>: <x>
 where x is sluice's throughput over the peer's (above 1: sluice is faster):
@@ -32,12 +34,23 @@ PEERS = ["mutex_deque", "tbb_bounded", "moodycamel_bounded"]
 SLUICE = ["FIFOQueue", "FIFOQueue_newtensor", "FIFOQueue_shared"]
 
 
-def load_cxx(path):
-    """{key (first 5 name parts joined by '/') : [items_per_second, ...]}."""
-    with open(path) as f:
-        data = json.load(f)
+def load_cxx(paths):
+    """{key (first 5 name parts joined by '/') : [items_per_second, ...]}, ...
+    over every repetition in every file."""
     runs = defaultdict(list)
+    cpu = defaultdict(list)
+    switches = defaultdict(list)
     errors = {}
+    ctx = {}
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        ctx = data.get("context", {})
+        _load_cxx_benchmarks(data, runs, cpu, switches, errors)
+    return runs, cpu, switches, errors, ctx
+
+
+def _load_cxx_benchmarks(data, runs, cpu, switches, errors):
     for b in data.get("benchmarks", []):
         if b.get("run_type", "iteration") != "iteration":
             continue
@@ -47,14 +60,22 @@ def load_cxx(path):
             continue
         if "items_per_second" in b:
             runs[key].append(float(b["items_per_second"]))
-    return runs, errors, data.get("context", {})
+        if "cpu_ns_per_item" in b:
+            cpu[key].append(float(b["cpu_ns_per_item"]))
+        if "switches_per_item" in b:
+            switches[key].append(float(b["switches_per_item"]))
 
 
-def load_python(path):
-    with open(path) as f:
-        data = json.load(f)
-    runs = {r["name"]: r["runs"] for r in data.get("results", [])}
-    return runs, data.get("skipped", {})
+def load_python(paths):
+    runs = defaultdict(list)
+    skipped = {}
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        for r in data.get("results", []):
+            runs[r["name"]].extend(r["runs"])
+        skipped.update(data.get("skipped", {}))
+    return runs, skipped
 
 
 def med(xs):
@@ -88,13 +109,13 @@ def table(header, rows, markdown):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cxx", required=True)
-    ap.add_argument("--python")
+    ap.add_argument("--cxx", required=True, action="append", help="may be repeated: repetitions are pooled")
+    ap.add_argument("--python", action="append", help="may be repeated: repetitions are pooled")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
     md = args.markdown
 
-    runs, errors, ctx = load_cxx(args.cxx)
+    runs, cpu, switches, errors, ctx = load_cxx(args.cxx)
     ratios = []  # (benchmark, peer, x or None, target, why)
 
     # --- C++ throughput: one row per configuration ---
@@ -127,9 +148,25 @@ def main():
         else:
             row += ["-", "-"]
         rows.append(row)
-    print("C++ throughput, million elements/s (median [min-max] of the repetitions), capacity 1024:")
+    print("C++ throughput, million elements/s (median [min-max] of the repetitions), capacity 1024"
+          + (f"; malloc: {ctx['malloc']}" if ctx.get("malloc") else "") + ":")
     print(table(header, rows, md))
     print()
+
+    crows = []
+    for payload, mode, threads in configs:
+        base = f"queue/{payload}/{mode}/{threads}"
+        row = [payload, mode, threads]
+        for impl in SLUICE + PEERS:
+            xs = cpu.get(f"{base}/{impl}")
+            sw = switches.get(f"{base}/{impl}")
+            row.append((f"{med(xs):.0f}" if xs else "-") + (f" / {med(sw):.3f}" if sw else ""))
+        crows.append(row)
+    if any(any(c != "-" for c in r[3:]) for r in crows):
+        print("C++ CPU time per element in ns / context switches per element (all threads; median; "
+              "spinning counts as CPU):")
+        print(table(["payload", "mode", "PxC"] + SLUICE + PEERS, crows, md))
+        print()
 
     # --- dequeue_many(64) against single dequeue, under threads ---
     mrows = []

@@ -18,6 +18,9 @@
 #   JOBS=2          build parallelism (the shared machine has 2 cores)
 #   BUILD_DIR=build-bench
 #   SKIP_PY=1       skip the Python benchmark
+#   SLUICE_BENCH_MALLOC=default  run the C++ benchmark with glibc's malloc
+#                   defaults (by default it turns heap trimming off; see
+#                   main() in bench/queue_benchmark.cc)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$here"

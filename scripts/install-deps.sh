@@ -12,8 +12,9 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 APT_PACKAGES=(
   # build
   build-essential cmake ninja-build pkg-config git
-  # C++ tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  # C++ tests and benchmarks (libprotobuf: only the tests that cross-check
+  # the Example parser against protobuf's own)
+  libgtest-dev libgmock-dev libbenchmark-dev libprotobuf-dev protobuf-compiler
   # clang: -Wthread-safety, and the TSan/ASan/UBSan runtimes
   clang libclang-rt-14-dev
   # Python extension and the .venv

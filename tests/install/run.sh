@@ -20,7 +20,7 @@ echo "--- find_package(sluice)"
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$prefix" >"$work/configure.log" || {
   cat "$work/configure.log"; exit 1; }
 "$cmake" --build "$work/cmake-build"
-"$work/cmake-build/downstream"
+"$work/cmake-build/downstream" "$work"
 
 echo "--- pkg-config sluice"
 pc="$(find "$prefix" -name sluice.pc -print -quit)"
@@ -30,5 +30,5 @@ flags="$(pkg-config --cflags --libs sluice)"
 echo "pkg-config --cflags --libs sluice: $flags"
 # shellcheck disable=SC2086  # the flags are words
 "$cxx" -O1 "$here/main.cc" $flags -o "$work/downstream-pc"
-"$work/downstream-pc"
+"$work/downstream-pc" "$work"
 echo "install test: OK"

@@ -97,7 +97,9 @@ class FileSystem {
   [[nodiscard]] virtual Status FileExists(const std::string& path);
   // The paths matching `pattern`, sorted bytewise; empty if none match.
   // `?` one character, `*` any run of characters, `[...]` a character class
-  // (`[!...]` negated); none of them match '/'. `\` escapes the next character.
+  // (`[!...]` negated); none of them match '/', and a leading '.' of a name
+  // is matched only by a literal '.' (glob(3)). `\` escapes the next
+  // character.
   [[nodiscard]] virtual Result<std::vector<std::string>> GetMatchingPaths(const std::string& pattern) = 0;
   [[nodiscard]] virtual Status DeleteFile(const std::string& path) = 0;
   // Atomically replaces `dst` with `src` (rename(2)).

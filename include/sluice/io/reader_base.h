@@ -15,7 +15,8 @@
 // the filename queue -- so calls on the same reader serialise (and
 // num_records_produced() waits behind a blocked read, as in TensorFlow). Use
 // several readers to read in parallel; readers blocked on different queues
-// do not block each other. The queue is borrowed for the call only. No user
+// do not block each other. The queue is borrowed for the call only; a reader
+// must not be destroyed while a call on it is in progress. No user
 // code runs under the reader's lock except the queue's WaitOptions
 // interrupt_check (run by the queue on its own thread).
 #ifndef SLUICE_IO_READER_BASE_H_

@@ -60,7 +60,9 @@ class CorruptionReporter {
   // "record", "offset" payloads). `bytes`: bytes dropped. `records`: records
   // known to be dropped (1 for a bad data checksum or a truncated record, 0
   // when a corrupt header hid how many records the bytes held). Called on
-  // the reading thread, with no reader lock held.
+  // the reading thread. A TFRecordReader (ReaderBase) calls it with its
+  // reader lock held, so it must not call into that reader; it should only
+  // count or log (CountingReporter takes nothing but its own leaf lock).
   virtual void Corruption(const Status& reason, uint64_t bytes, int64_t records) = 0;
 };
 
