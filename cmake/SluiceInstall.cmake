@@ -9,11 +9,9 @@ set(SLUICE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/sluice)
 # The public headers need C++20 (std::span): a usage requirement, exported
 # with the target so that downstream projects compile them as C++20.
 target_compile_features(sluice PUBLIC cxx_std_20)
-# The io layer's objects call zlib; a static libsluice carries that need to
-# its users (exported as $<LINK_ONLY:ZLIB::ZLIB>; sluiceConfig.cmake finds
-# ZLIB, sluice.pc says -lz). Linking it twice, if src/ does too, is harmless.
-find_package(ZLIB REQUIRED)
-target_link_libraries(sluice PRIVATE ZLIB::ZLIB)
+# src/CMakeLists.txt links zlib PRIVATE; a static libsluice exports it as
+# $<LINK_ONLY:ZLIB::ZLIB>, so sluiceConfig.cmake finds ZLIB and sluice.pc
+# lists -lz.
 
 install(TARGETS sluice EXPORT sluiceTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

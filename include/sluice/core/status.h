@@ -98,7 +98,7 @@ std::ostream& operator<<(std::ostream& os, const Status& s);
 template <class... Args>
 std::string StrCat(const Args&... args) {
   std::ostringstream os;
-  (os << ... << args);
+  (void)(os << ... << args);
   return os.str();
 }
 
