@@ -28,9 +28,11 @@
 // destructor stops and joins the threads this runner created that are
 // running: it makes them stop after their current step, runs the cancel op
 // if an op thread is running (to unblock enqueues), wakes the close-on-stop
-// threads, and waits; threads started later do nothing. It blocks for as long
-// as an op keeps blocking on something other than this queue. Once it has
-// returned, no op of the runner runs again.
+// threads, and waits until every op body has returned; threads started later
+// do nothing. It blocks for as long as an op keeps blocking on something other
+// than this queue. Once it has returned, no op of the runner runs again, but a
+// thread's handle may report is_alive() for a moment longer while the thread
+// itself exits (join the handles, e.g. Thread::JoinFor, to wait for that).
 #ifndef SLUICE_TRAIN_QUEUE_RUNNER_H_
 #define SLUICE_TRAIN_QUEUE_RUNNER_H_
 
@@ -70,7 +72,8 @@ class QueueRunner {
 
   QueueRunner(const QueueRunner&) = delete;
   QueueRunner& operator=(const QueueRunner&) = delete;
-  // Stops and joins this runner's running threads; see the file comment.
+  // Stops this runner's running threads and waits for their ops to return;
+  // see the file comment.
   ~QueueRunner();
 
   // Creates one thread per enqueue op, plus, when `coord` is given, a
