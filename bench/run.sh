@@ -7,6 +7,24 @@
 #                          line per target: "ratio <benchmark> vs <peer>: <x>"
 #                          (x = sluice's throughput / the peer's; > 1: sluice
 #                          is faster).
+#   bench/run.sh records   C++ TFRecord read + Example parse benchmark (sluice
+#                          vs plain reads, memcpy, libprotobuf), then the
+#                          TensorFlow peers (bench/py_records_bench.py) over
+#                          the same generated files, then bench/report_records.py:
+#                          a table and, last, one "ratio ..." line per target.
+#   bench/run.sh image     C++ JPEG decode / decode_and_crop / fused random
+#                          resized crop vs libjpeg-turbo direct
+#                          (bench/image_benchmark.cc), then the Python peers
+#                          (bench/py_image_bench.py: sluice, PIL +
+#                          torchvision's chain, OpenCV, tf.image eager and
+#                          tf.data) on the same generated JPEGs, then
+#                          bench/report_image.py: a table and "ratio ..." lines.
+#   bench/run.sh train     the image training input pipeline
+#                          (examples/image_pipeline.cc) with 1 and 2 threads
+#                          vs TensorFlow's queue pipeline, PyTorch's
+#                          DataLoader and the decode_and_crop limit, on the
+#                          same generated files (bench/train_suite.sh,
+#                          bench/train_bench.py, bench/report_train.py).
 #
 # Environment:
 #   REPS=3          repetitions of each C++ benchmark and Python measurement
@@ -18,6 +36,12 @@
 #   JOBS=2          build parallelism (the shared machine has 2 cores)
 #   BUILD_DIR=build-bench
 #   SKIP_PY=1       skip the Python benchmark
+#   RECORDS_DIR=$BUILD_DIR/records-data   where `records` writes its input
+#                   files (deterministic; written once, then reused)
+#   IMAGE_DIR=$BUILD_DIR/image-data   where `image` writes its JPEGs
+#                   (deterministic; written once, then reused)
+#   PY_BUILD_DIR=$BUILD_DIR-py   where `image` builds sluice._core for the
+#                   Python peers (staged as in scripts/dev-pytest.sh)
 #   SLUICE_BENCH_MALLOC=default  run the C++ benchmark with glibc's malloc
 #                   defaults (by default it turns heap trimming off; see
 #                   main() in bench/queue_benchmark.cc)
@@ -27,8 +51,9 @@ cd "$here"
 
 suite="${1:-}"
 case "$suite" in
-  queue) ;;
-  *) echo "usage: bench/run.sh queue" >&2; exit 2 ;;
+  queue|records|image) ;;
+  train) exec bash bench/train_suite.sh ;;  # its own build folder (TRAIN_BUILD_DIR)
+  *) echo "usage: bench/run.sh queue|records|image|train" >&2; exit 2 ;;
 esac
 
 REPS="${REPS:-3}"
@@ -44,10 +69,80 @@ if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_BENCHMARKS=ON \
     -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_EXAMPLES=OFF -DSLUICE_BUILD_PYTHON=OFF >/dev/null
 fi
-cmake --build "$BUILD_DIR" -j "$JOBS" --target queue_benchmark >/dev/null
 
 out="$BUILD_DIR/bench-results"
 mkdir -p "$out"
+
+if [ "$suite" = "image" ]; then
+  cmake --build "$BUILD_DIR" -j "$JOBS" --target image_benchmark >/dev/null
+  IMAGE_DIR="${IMAGE_DIR:-$BUILD_DIR/image-data}"
+  cxx_json="$out/image_benchmark.json"
+  py_json="$out/py_image_bench.json"
+  rm -f "$cxx_json" "$py_json"
+  "$BUILD_DIR/bench/image_benchmark" --image_dir="$IMAGE_DIR" --generate_only
+  echo "== C++: $BUILD_DIR/bench/image_benchmark --image_dir=$IMAGE_DIR --benchmark_min_time=0.3 --benchmark_repetitions=$REPS --benchmark_enable_random_interleaving=true${FILTER:+ --benchmark_filter=$FILTER}"
+  echo "== $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) CPUs; $(lscpu | sed -n 's/^Model name: *//p' | head -1); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  timeout 1800 "$BUILD_DIR/bench/image_benchmark" --image_dir="$IMAGE_DIR" --benchmark_min_time=0.3 \
+    --benchmark_repetitions="$REPS" --benchmark_enable_random_interleaving=true \
+    ${FILTER:+--benchmark_filter="$FILTER"} \
+    --benchmark_out="$cxx_json" --benchmark_out_format=json \
+    --benchmark_format=console 2>&1 | grep -E '^image/' | grep -vE '_(mean|stddev|cv)( |$)' || true
+  py_args=()
+  if [ "${SKIP_PY:-0}" = "1" ]; then
+    echo "== Python: skipped (SKIP_PY=1)"
+  else
+    PY_BUILD_DIR="${PY_BUILD_DIR:-$BUILD_DIR-py}"
+    if [ ! -f "$PY_BUILD_DIR/CMakeCache.txt" ]; then
+      cmake -S . -B "$PY_BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_PYTHON=ON \
+        -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_EXAMPLES=OFF -DPython_EXECUTABLE="$PY" >/dev/null
+    fi
+    cmake --build "$PY_BUILD_DIR" -j "$JOBS" --target _core >/dev/null
+    stage="$PY_BUILD_DIR/pystage"
+    rm -rf "$stage/sluice" && mkdir -p "$stage" && cp -r python/sluice "$stage/sluice"
+    cp "$PY_BUILD_DIR"/python/_core*.so "$stage/sluice/"
+    echo "== Python: PYTHONPATH=$stage $PY bench/py_image_bench.py --image-dir $IMAGE_DIR --repetitions $REPS"
+    # One thread per library (idle BLAS threads spin, and process_time counts them).
+    PYTHONPATH="$stage" TF_CPP_MIN_LOG_LEVEL=3 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
+      timeout 1800 "$PY" bench/py_image_bench.py --image-dir "$IMAGE_DIR" \
+      --repetitions "$REPS" --json "$py_json" 2> "$out/py_image_bench.stderr" \
+      || echo "== Python benchmark failed (see $out/py_image_bench.stderr)"
+    py_args=(--python "$py_json")
+  fi
+  echo
+  "$PY" bench/report_image.py --cxx "$cxx_json" "${py_args[@]}"
+  exit 0
+fi
+
+if [ "$suite" = "records" ]; then
+  cmake --build "$BUILD_DIR" -j "$JOBS" --target records_benchmark >/dev/null
+  RECORDS_DIR="${RECORDS_DIR:-$BUILD_DIR/records-data}"
+  cxx_json="$out/records_benchmark.json"
+  py_json="$out/py_records_bench.json"
+  rm -f "$cxx_json" "$py_json"
+  "$BUILD_DIR/bench/records_benchmark" --records_dir="$RECORDS_DIR" --generate_only
+  echo "== C++: $BUILD_DIR/bench/records_benchmark --records_dir=$RECORDS_DIR --benchmark_repetitions=$REPS --benchmark_enable_random_interleaving=true${FILTER:+ --benchmark_filter=$FILTER}"
+  echo "== $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) CPUs; $(lscpu | sed -n 's/^Model name: *//p' | head -1); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  timeout 1800 "$BUILD_DIR/bench/records_benchmark" --records_dir="$RECORDS_DIR" \
+    --benchmark_repetitions="$REPS" --benchmark_enable_random_interleaving=true \
+    ${FILTER:+--benchmark_filter="$FILTER"} \
+    --benchmark_out="$cxx_json" --benchmark_out_format=json \
+    --benchmark_format=console 2>&1 | grep -E '^(read|parse)/' | grep -vE '_(mean|stddev|cv)( |$)' || true
+  py_args=()
+  if [ "${SKIP_PY:-0}" = "1" ]; then
+    echo "== Python: skipped (SKIP_PY=1)"
+  else
+    echo "== Python: $PY bench/py_records_bench.py --records-dir $RECORDS_DIR --repetitions $REPS --min-time $PY_MIN_TIME"
+    TF_CPP_MIN_LOG_LEVEL=3 timeout 1800 "$PY" bench/py_records_bench.py --records-dir "$RECORDS_DIR" \
+      --repetitions "$REPS" --min-time "$PY_MIN_TIME" --json "$py_json" > "$out/py_records_bench.stdout" \
+      2> "$out/py_records_bench.stderr" || echo "== Python benchmark failed (see $out/py_records_bench.stderr)"
+    py_args=(--python "$py_json")
+  fi
+  echo
+  "$PY" bench/report_records.py --cxx "$cxx_json" "${py_args[@]}"
+  exit 0
+fi
+
+cmake --build "$BUILD_DIR" -j "$JOBS" --target queue_benchmark >/dev/null
 cxx_json="$out/queue_benchmark.json"
 py_json="$out/py_queue_bench.json"
 rm -f "$cxx_json" "$py_json"

@@ -16,9 +16,12 @@ from sluice.dtypes import (DType, as_dtype, float16, half, float32, float64, dou
 from sluice import _core
 from sluice import queue
 from sluice import train
+from sluice import io
+from sluice import image
+from sluice.sparse_tensor import *  # noqa: F401,F403  SparseTensor, RaggedTensor
 
 __version__ = "0.1.0"
 
 # `from sluice import *` gives the modules, not the dtype names (`bool` would
 # shadow the builtin).
-__all__ = ["errors", "dtypes", "queue", "train", "DType", "as_dtype"]
+__all__ = ["errors", "dtypes", "queue", "train", "io", "image", "DType", "as_dtype"]

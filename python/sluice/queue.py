@@ -500,4 +500,10 @@ class PriorityQueue(QueueBase):
         super().__init__(priority_dtypes, priority_shapes, names, q)
 
 
-__all__ = ["QueueBase", "FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue", "PriorityQueue"]
+def all_queue_stats():
+    """A snapshot of every live queue in the process (see sluice.train.all_queue_stats)."""
+    return _core.all_queue_stats()
+
+
+__all__ = ["QueueBase", "FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue", "PriorityQueue",
+           "all_queue_stats"]

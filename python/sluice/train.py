@@ -7,6 +7,14 @@ function repeatedly until the coordinator stops. ``add_queue_runner`` and
 ``start_queue_runners`` start every registered runner at once. The
 behaviour, names and arguments are TensorFlow's (``tf.compat.v1.train``).
 
+The input pipeline (``sluice._input``): the producers
+(``string_input_producer`` & co., ``slice_input_producer``,
+``limit_epochs``, ``match_filenames_once``), the batchers (``batch``,
+``shuffle_batch``, their ``_join`` and ``maybe_`` forms), GIL-free native
+producers (``read_producer(...).map_parse_example(...)``) and queue
+statistics (``all_queue_stats``, ``QueueMonitor``). Their runners are C++
+QueueRunners, started by ``start_queue_runners`` with the Python ones.
+
 The Coordinator drives a C++ coordinator (``sluice._core.Coordinator``):
 the stop flag and the first recorded error live there, so runner threads
 written in C++ (built-in producers, which run without the GIL) stop with
@@ -31,6 +39,7 @@ import time
 
 from sluice import _core
 from sluice import errors
+from sluice._input import _stashed_exception
 
 _logger = logging.getLogger("sluice.train")
 
@@ -153,6 +162,9 @@ class Coordinator:
             return recorded[1][1]
         if status is None:
             return None
+        stashed = _stashed_exception(self._token_of(status))  # raised in a producer
+        if stashed is not None:
+            return stashed
         return errors._from_status(*status)
 
     def clear_stop(self):
@@ -530,3 +542,20 @@ def start_queue_runners(sess=None, coord=None, daemon=True, start=True, collecti
 
 __all__ = ["Coordinator", "LooperThread", "QueueRunner", "add_queue_runner", "start_queue_runners",
            "get_queue_runners", "clear_queue_runners", "QUEUE_RUNNERS"]
+
+# The input pipeline: producers, batchers, queue statistics (sluice._input).
+from sluice import _input  # noqa: E402
+from sluice._input import (BatchQueue, NativeProducer, QueueMonitor, all_queue_stats, batch, batch_join,  # noqa: E402,E501
+                           dequeue_producer, input_producer, limit_epochs, match_filenames_once, maybe_batch,
+                           maybe_batch_join, maybe_shuffle_batch, maybe_shuffle_batch_join, range_input_producer,
+                           read_producer, read_up_to_producer, shuffle_batch, shuffle_batch_join,
+                           slice_input_producer, string_input_producer)
+
+__all__ += _input.__all__
+
+# tf.train.Example and its parts, written without protobuf (sluice._example).
+from sluice._example import (BytesList, Example, Feature, FeatureList, FeatureLists,  # noqa: E402
+                             Features, FloatList, Int64List, SequenceExample)
+
+__all__ += ["Example", "Features", "Feature", "BytesList", "FloatList", "Int64List", "FeatureList",
+            "FeatureLists", "SequenceExample"]

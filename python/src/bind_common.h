@@ -24,6 +24,13 @@
 #include "sluice/core/tensor.h"
 #include "sluice/queue/queue.h"
 
+namespace sluice::io {
+class ReaderBase;
+}  // namespace sluice::io
+namespace sluice::ops {
+class ExampleParser;
+}  // namespace sluice::ops
+
 namespace sluice::python {
 
 namespace nb = nanobind;
@@ -199,10 +206,21 @@ struct QueueHandle {
   std::shared_ptr<queue::Queue> queue;
 };
 
+// The C++ objects behind Python objects of other binding files, for the
+// native producers of bind_pipeline.cc. TypeError (nb::cast) for an object of
+// another type. REQUIRES: the GIL is held.
+std::shared_ptr<io::ReaderBase> ReaderOf(nb::handle reader);  // a _core.Reader (bind_io.cc)
+ops::ExampleParser ExampleParserOf(nb::handle parser);       // a _core.ExampleParser (bind_ops.cc)
+
 // Bindings of each layer (called from module.cc, in this order).
 void BindCore(nb::module_& m);
 void BindQueue(nb::module_& m);
 void BindTrain(nb::module_& m);
+void BindIo(nb::module_& m);   // bind_io.cc: records, readers, TFRecord files
+void BindOps(nb::module_& m);  // bind_ops.cc: Example parsing, CSV, decode_*
+void BindImageCodec(nb::module_& m);  // bind_image_codec.cc: decode/encode JPEG, PNG
+void BindImageOps(nb::module_& m);    // bind_image_ops.cc: resize, crop, flip, colour
+void BindPipeline(nb::module_& m);    // bind_pipeline.cc: tf.train producers, batchers, queue stats
 
 }  // namespace sluice::python
 

@@ -9,4 +9,9 @@ NB_MODULE(_core, m) {
   sluice::python::BindCore(m);
   sluice::python::BindQueue(m);
   sluice::python::BindTrain(m);
+  sluice::python::BindIo(m);
+  sluice::python::BindOps(m);
+  sluice::python::BindImageCodec(m);
+  sluice::python::BindImageOps(m);
+  sluice::python::BindPipeline(m);
 }

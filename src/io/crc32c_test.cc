@@ -102,6 +102,49 @@ TEST(Crc32cTest, HardwareMatchesPortableForAllLengthsAlignmentsAndSplits) {
   }
 }
 
+TEST(Crc32cTest, FoldingMatchesPortableForAllLengthsAlignmentsAndSplits) {
+  uint32_t probe = 0;
+  if (!ExtendFolding(0, "", 0, &probe)) GTEST_SKIP() << "no AVX-512 VPCLMULQDQ on this CPU";
+  for (const Vector& v : StandardVectors()) {
+    uint32_t crc = 0;
+    ASSERT_TRUE(ExtendFolding(0, v.data.data(), v.data.size(), &crc));
+    EXPECT_EQ(crc, v.crc);
+  }
+  std::mt19937 rng(7);
+  std::string buf(70000, '\0');
+  for (char& c : buf) c = static_cast<char>(rng());
+  std::vector<size_t> lengths;
+  // Every tail length around each loop boundary: 256 (start), 256 + 64k
+  // (the 64-byte loop), + 16k (the 16-byte loop), + 0-15 (the CRC32 tail).
+  for (size_t n = 240; n < 1100; ++n) lengths.push_back(n);
+  for (size_t n : {4095, 4096, 4097, 65536, 65537, 69999}) lengths.push_back(n);
+  for (size_t align = 0; align < 64; align += 7) {
+    for (size_t n : lengths) {
+      if (align + n > buf.size()) continue;
+      const char* p = buf.data() + align;
+      uint32_t got = 0;
+      ASSERT_TRUE(ExtendFolding(0xCAFEF00Du, p, n, &got));
+      ASSERT_EQ(got, ExtendPortable(0xCAFEF00Du, p, n)) << "n=" << n << " align=" << align;
+    }
+  }
+  // All zeros and all ones: no key may cancel out.
+  for (char fill : {'\0', '\xff'}) {
+    const std::string same(5000, fill);
+    uint32_t got = 0;
+    ASSERT_TRUE(ExtendFolding(0, same.data(), same.size(), &got));
+    EXPECT_EQ(got, ExtendPortable(0, same.data(), same.size()));
+  }
+  for (int trial = 0; trial < 200; ++trial) {
+    const size_t n = rng() % buf.size();
+    const size_t split = n == 0 ? 0 : rng() % n;
+    uint32_t first = 0, whole = 0;
+    ASSERT_TRUE(ExtendFolding(0, buf.data(), split, &first));
+    ASSERT_TRUE(ExtendFolding(first, buf.data() + split, n - split, &whole));
+    ASSERT_EQ(whole, ExtendPortable(0, buf.data(), n)) << "n=" << n << " split=" << split;
+    EXPECT_EQ(whole, Extend(0, buf.data(), n));
+  }
+}
+
 TEST(Crc32cTest, MaskMatchesTheSpecAndUnmaskInvertsIt) {
   EXPECT_EQ(Mask(0x8A9136AAu), 0x0FD7FFFAu);
   EXPECT_EQ(Mask(0x62A8AB43u), 0xF909B029u);

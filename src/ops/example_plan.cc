@@ -7,30 +7,6 @@
 
 namespace sluice::ops::internal {
 
-uint64_t KeyIndex::Hash(std::string_view key) {
-  // 8 bytes at a time, multiply-xorshift mixing: keys are short, and this is
-  // computed once per feature entry of every record.
-  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
-  uint64_t h = 0xCBF29CE484222325ull ^ (key.size() * kMul);
-  const char* p = key.data();
-  size_t n = key.size();
-  while (n >= 8) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    h = (h ^ w) * kMul;
-    h ^= h >> 32;
-    p += 8;
-    n -= 8;
-  }
-  uint64_t tail = 0;
-  if (n > 0) std::memcpy(&tail, p, n);
-  h = (h ^ tail) * kMul;
-  h ^= h >> 29;
-  h *= 0xBF58476D1CE4E5B9ull;
-  h ^= h >> 32;
-  return h;
-}
-
 void KeyIndex::Build(std::vector<std::string> keys) {
   keys_ = std::move(keys);
   entries_.clear();

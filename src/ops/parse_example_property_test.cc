@@ -204,10 +204,16 @@ TEST(ParseExamplePropertyTest, RandomExamplesParseAsLibprotobufParsesThem) {
       EXPECT_EQ(fixed[2 * b], static_cast<float>(b));
       EXPECT_EQ(fixed[2 * b + 1], static_cast<float>(iter));
     }
+    // The zero-copy parse holds the same values, as views into the records.
+    ParsedFeatureViews zero_copy;
+    ASSERT_TRUE(parser->ParseViews(views, &zero_copy).ok());
+    testing::ExpectViewsMatch(*got, zero_copy, views);
     // Record by record, ParseSingle agrees with the batch.
     for (size_t i = 0; i < records.size(); ++i) {
       auto one = parser->ParseSingle(records[i]);
       ASSERT_TRUE(one.ok()) << one.status();
+      ASSERT_TRUE(parser->ParseSingleViews(records[i], &zero_copy).ok());
+      testing::ExpectViewsMatch(*one, zero_copy, std::span<const std::string_view>(&views[i], 1));
       for (const auto& [key, kind] : pool) {
         EXPECT_EQ(testing::SparseOf(*one, key).values.num_elements(),
                   static_cast<int64_t>(FromProto(parsed[i].features().feature().count(key)

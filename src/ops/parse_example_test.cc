@@ -525,5 +525,141 @@ TEST(ParseExampleTest, TensorInputMustBeRankOneStrings) {
   EXPECT_EQ(parser.features().size(), 1u);
 }
 
+
+// --- ParseViews / ParseSingleViews (zero-copy bytes) ------------------------
+
+// A spec with bytes in every output kind, and records that exercise each:
+// present, missing (defaults, padding), repeated values.
+FeatureSpec BytesEverywhereSpec() {
+  return {{"dense", FixedLenFeature{{2}, DType::kString, Tensor::FromStrings({"d0", "d1"})}},
+          {"num", FixedLenFeature{{}, DType::kInt64, Tensor::Scalar<int64_t>(-1)}},
+          {"var", VarLenFeature{DType::kString}},
+          {"seq", FixedLenSequenceFeature{{}, DType::kString, true, Tensor::String("pad")}},
+          {"sparse", SparseFeature{{"ix"}, "sv", DType::kString, {10}}},
+          {"ragged", RaggedFeature{DType::kString, "rv", {RaggedPartition::RowLengths("rl")}}}};
+}
+
+std::vector<std::string> BytesEverywhereRecords() {
+  return {MakeExample({{"dense", BytesFeature({"a", "bb"})},
+                       {"num", Int64Feature({5})},
+                       {"var", BytesFeature({"x", "", "yyy"})},
+                       {"seq", BytesFeature({"s1", "s2", "s3"})},
+                       {"ix", Int64Feature({7, 2})},
+                       {"sv", BytesFeature({"seven", "two"})},
+                       {"rv", BytesFeature({"r1", "r2", "r3"})},
+                       {"rl", Int64Feature({2, 1})}}),
+          MakeExample({}),
+          MakeExample({{"seq", BytesFeature({"only"})}, {"var", BytesFeature({"v"})}, {"rl", Int64Feature({})}})};
+}
+
+TEST(ParseExampleViewsTest, BatchMatchesTheCopyingParserWithoutCopyingBytes) {
+  const std::vector<std::string> records = BytesEverywhereRecords();
+  const std::vector<std::string_view> views(records.begin(), records.end());
+  auto parser = ExampleParser::Create(BytesEverywhereSpec());
+  ASSERT_TRUE(parser.ok()) << parser.status();
+  auto copied = parser->Parse(views);
+  ASSERT_TRUE(copied.ok()) << copied.status();
+  auto got = parser->ParseViews(views);
+  ASSERT_TRUE(got.ok()) << got.status();
+  testing::ExpectViewsMatch(*copied, *got, views, {"", "d0", "d1", "pad"});
+  int with_strings = 0;
+  for (size_t i = 0; i < got->size(); ++i) with_strings += got->has_strings(i) ? 1 : 0;
+  EXPECT_EQ(with_strings, 5);  // dense, var, seq, sparse, ragged
+  const auto strings = [&](std::string_view name) {
+    const std::span<const std::string_view> v = got->strings(static_cast<size_t>(got->Find(name)));
+    return std::vector<std::string_view>(v.begin(), v.end());
+  };
+  EXPECT_EQ(strings("dense"), (std::vector<std::string_view>{"a", "bb", "d0", "d1", "d0", "d1"}));
+  EXPECT_EQ(got->strings_shape(static_cast<size_t>(got->Find("seq"))), (TensorShape{3, 3}));
+  EXPECT_EQ(strings("sparse"), (std::vector<std::string_view>{"two", "seven"}));  // sorted
+  EXPECT_EQ(got->Find("nope"), -1);
+}
+
+TEST(ParseExampleViewsTest, SingleRecordsMatchTheCopyingParser) {
+  auto parser = ExampleParser::Create(BytesEverywhereSpec());
+  ASSERT_TRUE(parser.ok()) << parser.status();
+  for (const std::string& r : BytesEverywhereRecords()) {
+    auto copied = parser->ParseSingle(r);
+    ASSERT_TRUE(copied.ok()) << copied.status();
+    auto got = parser->ParseSingleViews(r);
+    ASSERT_TRUE(got.ok()) << got.status();
+    const std::string_view one[] = {r};
+    testing::ExpectViewsMatch(*copied, *got, one, {"", "d0", "d1", "pad"});
+  }
+}
+
+TEST(ParseExampleViewsTest, DefaultViewsStayValidAfterTheParserIsGone) {
+  const std::string empty = MakeExample({});
+  Result<ParsedFeatureViews> got = ParsedFeatureViews();
+  {
+    auto parser = ExampleParser::Create({{"s", FixedLenFeature{{}, DType::kString, Tensor::String("default")}}});
+    ASSERT_TRUE(parser.ok()) << parser.status();
+    got = parser->ParseSingleViews(empty);
+  }
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 1u);
+  ASSERT_EQ(got->strings(0).size(), 1u);
+  EXPECT_EQ(got->strings(0)[0], "default");
+  EXPECT_EQ(got->strings_shape(0), TensorShape{});
+  const ParsedFeatureViews copy = *got;  // copies have their own views, equal
+  EXPECT_EQ(copy.strings(0)[0], "default");
+}
+
+TEST(ParseExampleViewsTest, ErrorsAreThoseOfTheCopyingParser) {
+  const std::vector<std::string> records = {MakeExample({{"s", BytesFeature({"a"})}}),
+                                            MakeExample({{"s", Int64Feature({1})}})};
+  const std::vector<std::string_view> views(records.begin(), records.end());
+  auto parser = ExampleParser::Create({{"s", FixedLenFeature{{}, DType::kString}}});
+  ASSERT_TRUE(parser.ok()) << parser.status();
+  const Status want = parser->Parse(views).status();
+  const Status got = parser->ParseViews(views).status();
+  EXPECT_EQ(got.code(), Code::kInvalidArgument);
+  EXPECT_EQ(got.message(), want.message());
+  EXPECT_STATUS(parser->ParseViews(views, std::vector<std::string>{"one"}).status(), Code::kInvalidArgument,
+                "example_names must be empty");
+  EXPECT_STATUS(parser->ParseSingleViews("\xff").status(), Code::kInvalidArgument,
+                "Could not parse example input");
+}
+
+TEST(ParseExampleViewsTest, ReusedResultIsOverwrittenAndEarlierTensorsStayValid) {
+  const std::string r1 = MakeExample({{"s", BytesFeature({"one"})}, {"i", Int64Feature({1})}});
+  const std::string r2 = MakeExample({{"s", BytesFeature({"two"})}, {"i", Int64Feature({2})}});
+  auto a = ExampleParser::Create({{"s", FixedLenFeature{{}, DType::kString}}, {"i", FixedLenFeature{{}, DType::kInt64}}});
+  auto b = ExampleParser::Create({{"f", VarLenFeature{DType::kFloat32}}});
+  ASSERT_TRUE(a.ok() && b.ok());
+  ParsedFeatureViews out;
+  ASSERT_TRUE(a->ParseSingleViews(r1, &out).ok());
+  const size_t s = static_cast<size_t>(out.Find("s"));
+  const size_t i = static_cast<size_t>(out.Find("i"));
+  const Tensor first = std::get<Tensor>(out.value(i));
+  const std::string_view first_view = out.strings(s)[0];
+  ASSERT_TRUE(a->ParseSingleViews(r2, &out).ok());
+  EXPECT_EQ(out.strings(s)[0], "two");
+  EXPECT_EQ(std::get<Tensor>(out.value(i)).scalar<int64_t>(), 2);
+  EXPECT_EQ(first.scalar<int64_t>(), 1);  // shared, not overwritten
+  EXPECT_EQ(first_view, "one");           // a view into r1
+  // Another parser's outputs replace these entirely.
+  ASSERT_TRUE(b->ParseSingleViews(MakeExample({{"f", FloatFeature({0.5f})}}), &out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out.name(0), "f");
+  EXPECT_FALSE(out.has_strings(0));
+  EXPECT_TRUE(out.strings(0).empty());
+  // An error leaves it empty.
+  EXPECT_STATUS(a->ParseSingleViews(r1.substr(0, r1.size() - 1), &out), Code::kInvalidArgument, "");
+  EXPECT_EQ(out.size(), 0u);
+}
+
+TEST(ParseExampleViewsTest, NumericOnlySpecHasNoStrings) {
+  const std::string r = MakeExample({{"f", FloatFeature({1, 2})}});
+  auto parser = ExampleParser::Create({{"f", VarLenFeature{DType::kFloat32}}});
+  ASSERT_TRUE(parser.ok()) << parser.status();
+  auto got = parser->ParseSingleViews(r);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_FALSE(got->has_strings(0));
+  EXPECT_TRUE(got->strings(0).empty());
+  EXPECT_EQ(Values<float>(std::get<SparseTensor>(got->value(0)).values), (std::vector<float>{1, 2}));
+}
+
 }  // namespace
 }  // namespace sluice::ops

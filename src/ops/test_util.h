@@ -7,10 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <span>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -21,6 +23,7 @@
 #include "sluice/core/tensor.h"
 #include "sluice/ops/decode_compressed.h"
 #include "sluice/ops/feature_spec.h"
+#include "sluice/ops/parse_example.h"
 
 namespace sluice::ops::testing {
 
@@ -201,6 +204,65 @@ inline const RaggedTensor& RaggedOf(const ParsedFeatures& p, const std::string& 
     return kNone;
   }
   return std::get<RaggedTensor>(it->second);
+}
+
+// The values tensor of a parsed output: the Tensor itself, or a composite's
+// `values`.
+inline const Tensor& ValuesOf(const FeatureValue& v) {
+  if (const auto* st = std::get_if<SparseTensor>(&v)) return st->values;
+  if (const auto* rt = std::get_if<RaggedTensor>(&v)) return rt->values;
+  return std::get<Tensor>(v);
+}
+
+// Same outputs, each component equal (dtype, shape, values).
+inline void ExpectSameFeatures(const ParsedFeatures& want, const ParsedFeatures& got) {
+  ASSERT_EQ(want.size(), got.size());
+  const auto same = [](const Tensor& a, const Tensor& b) {
+    EXPECT_TRUE(ValuesEqual(a, b)) << a.DebugString() << " vs " << b.DebugString();
+  };
+  for (const auto& [name, value] : want) {
+    SCOPED_TRACE("output " + name);
+    auto it = got.find(name);
+    ASSERT_NE(it, got.end());
+    ASSERT_EQ(value.index(), it->second.index());
+    same(ValuesOf(value), ValuesOf(it->second));
+    if (const auto* st = std::get_if<SparseTensor>(&value)) {
+      same(st->indices, std::get<SparseTensor>(it->second).indices);
+      same(st->dense_shape, std::get<SparseTensor>(it->second).dense_shape);
+    }
+    if (const auto* rt = std::get_if<RaggedTensor>(&value)) {
+      const auto& splits = std::get<RaggedTensor>(it->second).nested_row_splits;
+      ASSERT_EQ(rt->nested_row_splits.size(), splits.size());
+      for (size_t i = 0; i < splits.size(); ++i) same(rt->nested_row_splits[i], splits[i]);
+    }
+  }
+}
+
+// Checks that a zero-copy parse (ParseViews) holds what the copying parse of
+// the same records holds: converted back, the same outputs; every kString
+// tensor replaced by an invalid one plus views. A view must point into
+// `records` unless it equals one of `spec_strings` (the spec's default and
+// padding values).
+inline void ExpectViewsMatch(const ParsedFeatures& copied, const ParsedFeatureViews& views,
+                             std::span<const std::string_view> records,
+                             const std::vector<std::string>& spec_strings = {""}) {
+  ExpectSameFeatures(copied, views.ToParsedFeatures());
+  ASSERT_EQ(views.size(), copied.size());
+  for (size_t i = 0; i < views.size(); ++i) {
+    SCOPED_TRACE("output " + views.name(i));
+    EXPECT_EQ(views.Find(views.name(i)), static_cast<int>(i));
+    const Tensor& values = ValuesOf(views.value(i));
+    const bool bytes = ValuesOf(copied.at(views.name(i))).dtype() == DType::kString;
+    EXPECT_EQ(views.has_strings(i), bytes);
+    if (!bytes) continue;
+    EXPECT_FALSE(values.valid());
+    for (std::string_view v : views.strings(i)) {
+      bool inside = false;
+      for (std::string_view r : records) inside |= v.data() >= r.data() && v.data() + v.size() <= r.data() + r.size();
+      const bool spec_value = std::find(spec_strings.begin(), spec_strings.end(), v) != spec_strings.end();
+      EXPECT_TRUE(inside || spec_value) << "'" << v << "' is a copy";
+    }
+  }
 }
 
 // Asserts the exact code and a message fragment.

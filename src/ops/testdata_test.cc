@@ -270,5 +270,28 @@ TEST(TestdataTest, NextPageRecordsHaveTheDocumentedValues) {
   EXPECT_TRUE(pages[0].data() >= recs[1].data() && pages[0].data() < recs[1].data() + recs[1].size());
 }
 
+TEST(TestdataTest, NextPageZeroCopyParseMatchesTheCopyingParse) {
+  const std::vector<std::string> recs = ReadTFRecords(TestdataPath("tfrecord/tfx_tfjs_next_page/data.tfrecord.gz"));
+  ASSERT_EQ(recs.size(), 100u);
+  const std::vector<std::string_view> views = Views(recs);
+  auto parser = ExampleParser::Create({{"cur_page", FixedLenFeature{{}, DType::kString}},
+                                       {"label", VarLenFeature{DType::kString}},
+                                       {"missing", FixedLenFeature{{2}, DType::kString, Tensor::FromStrings({"x", "y"})}},
+                                       {"session_index", FixedLenFeature{{}, DType::kInt64}}});
+  ASSERT_TRUE(parser.ok()) << parser.status();
+  auto copied = parser->Parse(views);
+  ASSERT_TRUE(copied.ok()) << copied.status();
+  ParsedFeatureViews got;
+  ASSERT_TRUE(parser->ParseViews(views, &got).ok());
+  testing::ExpectViewsMatch(*copied, got, views, {"x", "y"});
+  // Record by record into one reused result.
+  for (size_t i = 0; i < recs.size(); ++i) {
+    auto one = parser->ParseSingle(recs[i]);
+    ASSERT_TRUE(one.ok()) << one.status();
+    ASSERT_TRUE(parser->ParseSingleViews(recs[i], &got).ok());
+    testing::ExpectViewsMatch(*one, got, std::span<const std::string_view>(&views[i], 1), {"x", "y"});
+  }
+}
+
 }  // namespace
 }  // namespace sluice::ops

@@ -72,6 +72,10 @@ bool AppendFeature(const wire::FeatureRef& f, ValueBuffer* buf);
 // REQUIRES: KindDType(f.kind) == dst.dtype(). False when malformed.
 bool WriteFeature(const wire::FeatureRef& f, const Tensor& dst, int64_t offset, int64_t cap, int64_t* count);
 
+// Views mode: the bytes values of `f` as views into its record, into
+// dst[0, cap); *count as WriteFeature. REQUIRES: f.kind == kBytes.
+bool WriteBytesViews(const wire::FeatureRef& f, std::string_view* dst, int64_t cap, int64_t* count);
+
 // Copies values [begin, end) of `buf` into `dst` from element dst_offset.
 void CopyValues(const ValueBuffer& buf, int64_t begin, int64_t end, const Tensor& dst, int64_t dst_offset);
 // Values [begin, end) as a new rank-1 tensor.
@@ -85,6 +89,8 @@ void CopyInto(const Tensor& src, const Tensor& dst, int64_t dst_offset);
 // dense_shape [units, longest unit]. Single (one unit): indices [n, 1],
 // dense_shape [n].
 SparseTensor BuildVarLenSparse(const ValueBuffer& buf, bool batched);
+// The same, into *st.
+void BuildVarLenSparse(const ValueBuffer& buf, bool batched, SparseTensor* st);
 
 // Units of rows of `stride` values. Batched: [units, most rows] + row_shape,
 // short units padded with the scalar `pad`. Single (one unit):

@@ -62,6 +62,11 @@ timespec ToTimespec(Clock::duration d) {
   return ts;
 }
 
+uint64_t NextQueueId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 }  // namespace
 
 // One blocking call, on its owner's stack.
@@ -119,7 +124,8 @@ class QueueBase::WakeList {
 QueueBase::QueueBase(std::string name, int32_t capacity, std::vector<DType> dtypes,
                      std::vector<PartialShape> shapes, std::vector<std::string> names)
     : Queue(std::move(name), capacity < 0 ? kUnbounded : capacity, std::move(dtypes), std::move(shapes),
-            std::move(names)) {}
+            std::move(names)),
+      id_(NextQueueId()) {}
 
 QueueBase::~QueueBase() = default;
 
@@ -255,7 +261,7 @@ Status QueueBase::EnqueueImpl(Element&& element, bool many, const WaitOptions& w
       MutexLock lock(&mu_);
       if (enqueuers_.empty() && !closed_ && StoredLocked() < capacity()) {
         PushLocked(std::move(element));
-        ++stats_.enqueued;
+        ++enqueued_;
         if (!dequeuers_.empty()) FlushLocked(&completed);
         element.clear();  // marks the element as admitted
       }
@@ -284,7 +290,7 @@ Result<Element> QueueBase::Dequeue(const WaitOptions& wait) {
       MutexLock lock(&mu_);
       if (dequeuers_.empty() && TakeableLocked() > 0) {
         out.emplace(PopLocked());
-        ++stats_.dequeued;
+        ++dequeued_;
         if (!enqueuers_.empty()) FlushLocked(&completed);
       }
     }
@@ -360,8 +366,18 @@ int32_t QueueBase::size() const {
 }
 
 QueueStats QueueBase::stats() const {
+  QueueStats s;
+  s.id = id_;
+  s.name = name();
+  s.type = std::string(type_name());
+  s.capacity = capacity();
+  s.min_after_dequeue = min_after_dequeue();
   MutexLock lock(&mu_);
-  return stats_;
+  s.size = static_cast<int32_t>(StoredLocked());
+  s.closed = closed_;
+  s.enqueued = enqueued_;
+  s.dequeued = dequeued_;
+  return s;
 }
 
 // ---------------------------------------------------------------------------
@@ -509,7 +525,7 @@ bool QueueBase::RunEnqueueLocked(Attempt* a, bool* complete) {
   if (a->kind == Attempt::kEnqueue) {
     if (StoredLocked() >= cap) return false;
     PushLocked(std::move(a->input));
-    ++stats_.enqueued;
+    ++enqueued_;
     return finish(Status());
   }
   const int64_t room = cap - StoredLocked();
@@ -517,7 +533,7 @@ bool QueueBase::RunEnqueueLocked(Attempt* a, bool* complete) {
   const int64_t rows = std::min(room, a->batch - a->next_row);
   PushRowsLocked(a->input, a->next_row, rows);
   a->next_row += rows;
-  stats_.enqueued += rows;
+  enqueued_ += rows;
   if (a->next_row == a->batch) return finish(Status());
   return true;
 }
@@ -526,7 +542,7 @@ bool QueueBase::RunDequeueLocked(Attempt* a, bool* complete) {
   mu_.AssertHeld();
   auto finish = [&](Status s) {
     mu_.AssertHeld();  // clang does not carry REQUIRES into lambdas
-    if (s.ok()) stats_.dequeued += a->held_count;
+    if (s.ok()) dequeued_ += a->held_count;
     a->status = std::move(s);
     a->completed = true;
     *complete = true;

@@ -134,10 +134,13 @@ class QueueBase : public Queue {
   // Constant after construction: the declared shapes when all are fully
   // defined (the common case), for a check without PartialShape.
   std::vector<TensorShape> exact_shapes_;
+  const uint64_t id_;  // QueueStats::id, from a process-wide counter
 
   // Protected by mu_:
   bool closed_ GUARDED_BY(mu_) = false;
-  QueueStats stats_ GUARDED_BY(mu_);
+  // Observability counters (QueueStats); one addition per operation.
+  int64_t enqueued_ GUARDED_BY(mu_) = 0;
+  int64_t dequeued_ GUARDED_BY(mu_) = 0;
   Line enqueuers_ GUARDED_BY(mu_);
   Line dequeuers_ GUARDED_BY(mu_);
 };

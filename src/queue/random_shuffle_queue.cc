@@ -3,7 +3,7 @@
 // queue is open leaves at least min_after_dequeue elements behind.
 #include <random>
 
-#include "queue/philox.h"
+#include "core/philox.h"
 #include "queue/queue_base.h"
 #include "queue/shared_queues.h"
 
@@ -19,6 +19,7 @@ class RandomShuffleQueue : public QueueBase {
         rng_(seed, seed2) {}
 
   std::string_view type_name() const override { return "RandomShuffleQueue"; }
+  int32_t min_after_dequeue() const override { return static_cast<int32_t>(min_after_dequeue_); }
 
  protected:
   int64_t StoredLocked() const override REQUIRES(mu_) { return static_cast<int64_t>(elements_.size()); }

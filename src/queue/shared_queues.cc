@@ -1,6 +1,8 @@
 #include "queue/shared_queues.h"
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 #include "sluice/core/mutex.h"
 
@@ -20,6 +22,37 @@ struct Table {
 Table& GlobalTable() {
   static Table* table = new Table();
   return *table;
+}
+
+// Every queue the factories made, as weak references, in creation order.
+// Expired entries are pruned when the list has doubled since the last
+// prune, so registering stays amortised O(1).
+struct LiveQueues {
+  Mutex mu;
+  std::vector<std::weak_ptr<Queue>> queues GUARDED_BY(mu);
+  size_t prune_at GUARDED_BY(mu) = 16;
+};
+
+LiveQueues& GlobalLiveQueues() {
+  static LiveQueues* live = new LiveQueues();  // never destroyed
+  return *live;
+}
+
+void RegisterLiveQueue(const std::shared_ptr<Queue>& queue) {
+  LiveQueues& live = GlobalLiveQueues();
+  MutexLock lock(&live.mu);
+  if (live.queues.size() >= live.prune_at) {
+    std::erase_if(live.queues, [](const std::weak_ptr<Queue>& q) { return q.expired(); });
+    live.prune_at = std::max<size_t>(16, 2 * live.queues.size());
+  }
+  live.queues.push_back(queue);
+}
+
+Result<std::shared_ptr<Queue>> CreateAndRegister(
+    const std::function<Result<std::shared_ptr<Queue>>()>& create) {
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<Queue> queue, create());
+  RegisterLiveQueue(queue);
+  return queue;
 }
 
 std::string TypesString(const std::vector<DType>& dtypes) {
@@ -67,7 +100,7 @@ Status Compare(const std::string& name, const QueueSignature& have, const QueueS
 
 Result<std::shared_ptr<Queue>> CreateOrShare(const std::string& shared_name, const QueueSignature& signature,
                                              const std::function<Result<std::shared_ptr<Queue>>()>& create) {
-  if (shared_name.empty()) return create();
+  if (shared_name.empty()) return CreateAndRegister(create);
   Table& table = GlobalTable();
   MutexLock lock(&table.mu);
   auto it = table.entries.find(shared_name);
@@ -78,9 +111,27 @@ Result<std::shared_ptr<Queue>> CreateOrShare(const std::string& shared_name, con
     }
   }
   // Creating a queue runs no user code, so it may run under the table lock.
-  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<Queue> queue, create());
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<Queue> queue, CreateAndRegister(create));
   table.entries[shared_name] = Entry{signature, queue};
   return queue;
+}
+
+std::vector<QueueStats> AllQueueStats() {
+  std::vector<std::shared_ptr<Queue>> queues;
+  {
+    LiveQueues& live = GlobalLiveQueues();
+    MutexLock lock(&live.mu);
+    queues.reserve(live.queues.size());
+    for (const auto& weak : live.queues) {
+      if (std::shared_ptr<Queue> q = weak.lock()) queues.push_back(std::move(q));
+    }
+  }
+  // Sampled without the registry lock: a queue's destructor (run here if
+  // this holds its last reference) must not wait for it.
+  std::vector<QueueStats> stats;
+  stats.reserve(queues.size());
+  for (const auto& q : queues) stats.push_back(q->stats());
+  return stats;
 }
 
 }  // namespace sluice::queue

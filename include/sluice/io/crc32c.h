@@ -5,8 +5,11 @@
 //
 // On x86-64 CPUs with SSE4.2 the CRC32 instruction is used, with three
 // interleaved streams for long buffers (combined by a table that shifts a CRC
-// over a block of zeros); elsewhere a portable slicing-by-8 table. The choice
-// is made once, at first use, from __builtin_cpu_supports("sse4.2").
+// over a block of zeros); where AVX-512 (F, VL) and VPCLMULQDQ are present
+// too, buffers of 512 bytes and more are folded with carry-less
+// multiplication instead (several times faster); elsewhere a portable
+// slicing-by-8 table. The choice is made once, at first use, from
+// __builtin_cpu_supports.
 //
 // Thread-safety: every function is pure and thread-safe.
 #ifndef SLUICE_IO_CRC32C_H_
@@ -37,9 +40,12 @@ inline uint32_t Unmask(uint32_t masked_crc) {
 }
 
 // The implementations behind Extend, for tests and benchmarks. Hardware
-// returns false (and does nothing) when the CPU has no SSE4.2.
+// (the CRC32 instruction) returns false and does nothing when the CPU has no
+// SSE4.2; Folding (VPCLMULQDQ for n >= 256, the CRC32 instruction below)
+// when it has no AVX-512 F/VL or VPCLMULQDQ.
 uint32_t ExtendPortable(uint32_t init_crc, const char* data, size_t n);
 bool ExtendHardware(uint32_t init_crc, const char* data, size_t n, uint32_t* crc);
+bool ExtendFolding(uint32_t init_crc, const char* data, size_t n, uint32_t* crc);
 // True when Extend uses the hardware path.
 bool HardwareAccelerated();
 

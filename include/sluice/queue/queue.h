@@ -63,10 +63,41 @@ struct WaitOptions {
   }
 };
 
-// Counters for observability. Monotonic over the queue's life.
+// A snapshot of one queue, for observability (Queue::stats(),
+// AllQueueStats()). The counters are monotonic over the queue's life; size,
+// closed and the counters are read together, under the queue's lock, so they
+// agree with each other. Sampled over time (train::QueueMonitor) they give
+// fill levels and enqueue/dequeue rates, which show which stage of a pipeline
+// starves the next.
 struct QueueStats {
+  // Process-wide identity of the queue (1, 2, ...; never reused), so that
+  // samples of queues with the same name can be told apart.
+  uint64_t id = 0;
+  std::string name;
+  std::string type;              // Queue::type_name()
+  int32_t capacity = 0;          // Queue::kUnbounded when unbounded
+  int32_t min_after_dequeue = 0; // RandomShuffleQueue; 0 for the others
+  int32_t size = 0;              // elements stored now
+  bool closed = false;
   int64_t enqueued = 0;  // elements admitted
   int64_t dequeued = 0;  // elements handed to dequeuers
+
+  // size / capacity: TensorFlow's "fraction_of_<capacity>_full" summary.
+  // 0 for an unbounded queue.
+  double fraction_full() const {
+    return capacity <= 0 || capacity == std::numeric_limits<int32_t>::max()
+               ? 0.0
+               : static_cast<double>(size) / capacity;
+  }
+  // max(0, size - min) / (capacity - min): TensorFlow's shuffle_batch summary
+  // "fraction_over_<min>_of_<capacity - min>_full". Equals fraction_full()
+  // when min_after_dequeue is 0.
+  double fraction_over_min_full() const {
+    if (capacity <= 0 || capacity == std::numeric_limits<int32_t>::max()) return 0.0;
+    const int32_t room = capacity - min_after_dequeue;
+    if (room <= 0) return 0.0;
+    return size <= min_after_dequeue ? 0.0 : static_cast<double>(size - min_after_dequeue) / room;
+  }
 };
 
 class Queue {
@@ -118,7 +149,12 @@ class Queue {
   virtual bool is_closed() const = 0;
   // Elements stored now (not those held by a pending dequeue_many).
   virtual int32_t size() const = 0;
+  // A consistent snapshot of this queue (see QueueStats). Never blocks for
+  // long (takes the queue's lock briefly). Counting costs the queue's
+  // operations one addition each, under the lock they already hold.
   virtual QueueStats stats() const = 0;
+  // RandomShuffleQueue's min_after_dequeue; 0 for the other types.
+  virtual int32_t min_after_dequeue() const { return 0; }
 
   // "FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue", "PriorityQueue".
   virtual std::string_view type_name() const = 0;
@@ -190,6 +226,13 @@ Result<std::shared_ptr<Queue>> NewPaddingFIFOQueue(QueueOptions options);
 // given, name every component including the priority. Smallest priority
 // first.
 Result<std::shared_ptr<Queue>> NewPriorityQueue(QueueOptions options);
+
+// Snapshots of every queue alive in the process (created by the factories
+// above and not yet destroyed), in creation order. A shared queue appears
+// once. The registry holds weak references only: it never keeps a queue
+// alive (a queue whose last user lets go while it is being sampled is
+// destroyed on the sampling thread). Thread-safe; never blocks for long.
+std::vector<QueueStats> AllQueueStats();
 
 }  // namespace sluice::queue
 

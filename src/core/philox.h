@@ -3,13 +3,13 @@
 // draws from, with its one-sample-at-a-time adapter. Written here because it
 // is tiny and the same seeds must give the same stream as TensorFlow's.
 // Not synchronised.
-#ifndef SLUICE_QUEUE_PHILOX_H_
-#define SLUICE_QUEUE_PHILOX_H_
+#ifndef SLUICE_CORE_PHILOX_H_
+#define SLUICE_CORE_PHILOX_H_
 
 #include <array>
 #include <cstdint>
 
-namespace sluice::queue {
+namespace sluice {
 
 class Philox4x32 {
  public:
@@ -60,6 +60,6 @@ class Philox4x32 {
   int used_ = 4;
 };
 
-}  // namespace sluice::queue
+}  // namespace sluice
 
-#endif  // SLUICE_QUEUE_PHILOX_H_
+#endif  // SLUICE_CORE_PHILOX_H_

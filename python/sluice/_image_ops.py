@@ -1,0 +1,409 @@
+"""Image transforms with tf.image's names, computed in C++ (sluice._core).
+
+Inputs are numpy arrays (or anything numpy.asarray accepts): an image is
+[height, width, channels] (HWC) or a batch [batch, height, width, channels].
+Results are numpy arrays of TensorFlow's output dtype (tf.image.resize:
+float32 except for "nearest"). Random ops take an integer ``seed``: the same
+seed gives the same result (TF's random stream is not reproduced); with
+``seed=None`` a fresh seed is drawn from the OS.
+
+Tolerances against TensorFlow 2.21 (checked in python/src/test_image_ops.py):
+geometric ops and convert_image_dtype are exact; resize is within 2e-4 on
+0..255 inputs (float32 rounding in a different summation order); colour ops
+within 1e-5 on [0, 1] floats and +-1 on integer images.
+"""
+
+import enum
+import os
+
+import numpy as np
+
+from sluice import _core
+from sluice import dtypes as _dtypes
+
+__all__ = [
+    "ResizeMethod",
+    "resize",
+    "resize_with_pad",
+    "resize_flip_normalize",
+    "decode_random_resized_crop",
+    "sample_random_resized_crop",
+    "crop_to_bounding_box",
+    "pad_to_bounding_box",
+    "central_crop",
+    "random_crop",
+    "flip_left_right",
+    "flip_up_down",
+    "random_flip_left_right",
+    "random_flip_up_down",
+    "rot90",
+    "transpose",
+    "convert_image_dtype",
+    "per_image_standardization",
+    "normalize",
+    "sample_distorted_bounding_box",
+    "adjust_brightness",
+    "adjust_contrast",
+    "adjust_saturation",
+    "adjust_hue",
+    "adjust_gamma",
+    "random_brightness",
+    "random_contrast",
+    "random_saturation",
+    "random_hue",
+    "rgb_to_grayscale",
+    "grayscale_to_rgb",
+    "rgb_to_hsv",
+    "hsv_to_rgb",
+]
+
+
+class ResizeMethod(str, enum.Enum):
+    """tf.image.ResizeMethod; the values are TF's strings."""
+
+    BILINEAR = "bilinear"
+    NEAREST_NEIGHBOR = "nearest"
+    BICUBIC = "bicubic"
+    AREA = "area"
+    LANCZOS3 = "lanczos3"
+    LANCZOS5 = "lanczos5"
+    GAUSSIAN = "gaussian"
+    MITCHELLCUBIC = "mitchellcubic"
+
+
+def _array(x):
+    a = np.ascontiguousarray(x)
+    if a.dtype.byteorder == ">":
+        a = a.astype(a.dtype.newbyteorder("="))
+    return a
+
+
+def _arg(image):
+    """(array, dtype enum) for _core, raising TypeError for non-numeric input."""
+    a = _array(image)
+    if a.dtype == object or a.dtype.kind in "USV":
+        raise TypeError(f"image must be a numeric array, got dtype {a.dtype}")
+    if a.dtype == np.bool_:
+        return a, _dtypes.bool.as_datatype_enum
+    return a, _dtypes.as_dtype(a.dtype).as_datatype_enum
+
+
+def _method(method):
+    return method.value if isinstance(method, ResizeMethod) else str(method)
+
+
+def _seed(seed):
+    if seed is None:
+        return int.from_bytes(os.urandom(8), "little")
+    return int(seed) & 0xFFFFFFFFFFFFFFFF
+
+
+def _size(size):
+    size = [int(s) for s in size]
+    if len(size) != 2:
+        raise ValueError("'size' must be a 1-D Tensor of 2 elements: new_height, new_width")
+    return size
+
+
+def _check_image_rank(a, op):
+    if a.ndim not in (3, 4):
+        raise ValueError(f"'image' (shape {a.shape}) must have either 3 or 4 dimensions ({op}).")
+
+
+
+# ---- random resized crop ------------------------------------------------------
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+
+def _pair(value, name):
+    pair = tuple(float(v) for v in value)
+    if len(pair) != 2:
+        raise ValueError(f"'{name}' must be a pair (low, high), got {value!r}")
+    return pair
+
+
+def decode_random_resized_crop(contents, size, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), flip=True,
+                               mean=IMAGENET_MEAN, std=IMAGENET_STD, data_format="CHW", seed=None, *,
+                               flip_probability=0.5, max_attempts=10, sampler="torchvision",
+                               method=ResizeMethod.BILINEAR, antialias=False, channels=3, dct_scaling=False):
+    """sluice extra: JPEG/PNG bytes -> random resized crop -> flip -> normalise, fused.
+
+    torchvision's RandomResizedCrop(size, scale, ratio) + RandomHorizontalFlip
+    + ToTensor + Normalize(mean, std), from the encoded image: the box is drawn
+    from the header's size and only the box is decoded (a PNG is decoded
+    whole). Returns float32 [channels, h, w] ("CHW") or [h, w, channels].
+
+    ``size``: an int (square) or (height, width). ``flip``: False never
+    mirrors; True mirrors with ``flip_probability``. ``sampler``:
+    "torchvision" (RandomResizedCrop.get_params, the default) or "tensorflow"
+    (sample_distorted_bounding_box's algorithm). ``antialias=True`` filters as
+    PIL's resize does. ``dct_scaling``: decode at 1/2..1/8 when the box is
+    that much larger than ``size`` (faster, pixels differ slightly).
+    ``seed``: the same seed gives the same output; None draws one.
+    Equals normalize(flip_left_right(resize(decode_and_crop_jpeg(contents,
+    box), size) / 255), mean, std) to float32 rounding, with the box and flip
+    of sample_random_resized_crop(image_size, ..., seed).
+    Raises InvalidArgumentError for corrupt input or bad arguments.
+    """
+    if isinstance(size, (int, np.integer)):
+        size = (int(size), int(size))
+    h, w = _size(size)
+    data = contents if isinstance(contents, bytes) else bytes(contents)
+    return _core.image_decode_random_resized_crop(
+        data, h, w, _pair(scale, "scale"), _pair(ratio, "ratio"), int(max_attempts), str(sampler),
+        float(flip_probability) if flip else 0.0, _method(method), bool(antialias),
+        [float(v) for v in np.ravel(mean)], [float(v) for v in np.ravel(std)], str(data_format), int(channels),
+        bool(dct_scaling), _seed(seed))
+
+
+def sample_random_resized_crop(image_size, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), seed=None, *,
+                               flip_probability=0.5, max_attempts=10, sampler="torchvision"):
+    """The box and flip decode_random_resized_crop uses for this image size and seed.
+
+    ``image_size``: (height, width, ...). Returns (y, x, height, width, flip).
+    """
+    dims = [int(v) for v in np.ravel(image_size)]
+    if len(dims) < 2:
+        raise ValueError("image_size must hold at least height and width")
+    return tuple(_core.image_sample_random_resized_crop(
+        dims[0], dims[1], _pair(scale, "scale"), _pair(ratio, "ratio"), int(max_attempts), str(sampler),
+        float(flip_probability), _seed(seed)))
+
+
+# ---- resize -------------------------------------------------------------------
+
+
+def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=False, antialias=False):
+    """tf.image.resize: float32 output (the input dtype for "nearest")."""
+    a, d = _arg(images)
+    h, w = _size(size)
+    return _core.image_resize(a, d, h, w, _method(method), bool(preserve_aspect_ratio), bool(antialias))
+
+
+def resize_with_pad(image, target_height, target_width, method=ResizeMethod.BILINEAR, antialias=False):
+    """tf.image.resize_with_pad: resize keeping the aspect ratio, then zero-pad."""
+    a, d = _arg(image)
+    return _core.image_resize_with_pad(a, d, int(target_height), int(target_width), _method(method), bool(antialias))
+
+
+def resize_flip_normalize(image, size, mean=(), std=(), *, method=ResizeMethod.BILINEAR, antialias=False,
+                          crop=None, flip=False, data_format="CHW"):
+    """sluice extra: uint8 HWC -> crop -> resize -> optional flip -> normalise, in one pass.
+
+    Equals normalize(flip_left_right(resize(crop_to_bounding_box(image, *crop), size)), mean, std,
+    data_format) to float32 rounding. ``crop``: (y, x, height, width) or None.
+    """
+    a, d = _arg(image)
+    h, w = _size(size)
+    window = None if crop is None else tuple(int(v) for v in crop)
+    return _core.image_resize_flip_normalize(a, d, h, w, _method(method), bool(antialias), window, bool(flip),
+                                             [float(v) for v in np.ravel(mean)],
+                                             [float(v) for v in np.ravel(std)], str(data_format))
+
+
+# ---- geometry -----------------------------------------------------------------
+
+
+def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """tf.image.crop_to_bounding_box."""
+    a, d = _arg(image)
+    return _core.image_crop_to_bounding_box(a, d, int(offset_height), int(offset_width), int(target_height),
+                                            int(target_width))
+
+
+def pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """tf.image.pad_to_bounding_box."""
+    a, d = _arg(image)
+    return _core.image_pad_to_bounding_box(a, d, int(offset_height), int(offset_width), int(target_height),
+                                           int(target_width))
+
+
+def central_crop(image, central_fraction):
+    """tf.image.central_crop (ValueError unless 0 < central_fraction <= 1)."""
+    if central_fraction <= 0.0 or central_fraction > 1.0:
+        raise ValueError("central_fraction must be within (0, 1]")
+    a, d = _arg(image)
+    return _core.image_central_crop(a, d, float(central_fraction))
+
+
+def flip_left_right(image):
+    """tf.image.flip_left_right."""
+    return _core.image_flip_left_right(*_arg(image))
+
+
+def flip_up_down(image):
+    """tf.image.flip_up_down."""
+    return _core.image_flip_up_down(*_arg(image))
+
+
+def rot90(image, k=1):
+    """tf.image.rot90: counter-clockwise by k * 90 degrees."""
+    a, d = _arg(image)
+    return _core.image_rot90(a, d, int(k))
+
+
+def transpose(image):
+    """tf.image.transpose: swaps height and width."""
+    return _core.image_transpose(*_arg(image))
+
+
+def random_crop(value, size, seed=None):
+    """tf.image.random_crop: a ``size`` slice of ``value`` (any rank) at a random offset."""
+    a, d = _arg(value)
+    return _core.image_random_crop(a, d, [int(s) for s in np.ravel(size)], _seed(seed))
+
+
+def random_flip_left_right(image, seed=None):
+    """tf.image.random_flip_left_right (each image of a batch independently)."""
+    a, d = _arg(image)
+    return _core.image_random_flip_left_right(a, d, _seed(seed))
+
+
+def random_flip_up_down(image, seed=None):
+    """tf.image.random_flip_up_down (each image of a batch independently)."""
+    a, d = _arg(image)
+    return _core.image_random_flip_up_down(a, d, _seed(seed))
+
+
+# ---- colour -----------------------------------------------------------------
+
+
+def convert_image_dtype(image, dtype, saturate=False):
+    """tf.image.convert_image_dtype."""
+    a, d = _arg(image)
+    return _core.image_convert_image_dtype(a, d, _dtypes.as_dtype(dtype).as_datatype_enum, bool(saturate))
+
+
+def adjust_brightness(image, delta):
+    """tf.image.adjust_brightness."""
+    a, d = _arg(image)
+    return _core.image_adjust_brightness(a, d, float(delta))
+
+
+def adjust_contrast(images, contrast_factor):
+    """tf.image.adjust_contrast."""
+    a, d = _arg(images)
+    return _core.image_adjust_contrast(a, d, float(contrast_factor))
+
+
+def adjust_saturation(image, saturation_factor):
+    """tf.image.adjust_saturation."""
+    a, d = _arg(image)
+    return _core.image_adjust_saturation(a, d, float(saturation_factor))
+
+
+def adjust_hue(image, delta):
+    """tf.image.adjust_hue (ValueError unless -1 <= delta <= 1)."""
+    if delta < -1 or delta > 1:
+        raise ValueError("delta must be in the interval [-1, 1]")
+    a, d = _arg(image)
+    return _core.image_adjust_hue(a, d, float(delta))
+
+
+def adjust_gamma(image, gamma=1, gain=1):
+    """tf.image.adjust_gamma: gain * image ** gamma."""
+    if gamma < 0:
+        raise ValueError("Gamma should be a non-negative real number.")
+    a, d = _arg(image)
+    return _core.image_adjust_gamma(a, d, float(gamma), float(gain))
+
+
+def random_brightness(image, max_delta, seed=None):
+    """tf.image.random_brightness."""
+    if max_delta < 0:
+        raise ValueError("max_delta must be non-negative.")
+    a, d = _arg(image)
+    return _core.image_random_brightness(a, d, float(max_delta), _seed(seed))
+
+
+def _check_factor_range(lower, upper):
+    if upper <= lower:
+        raise ValueError("upper must be > lower.")
+    if lower < 0:
+        raise ValueError("lower must be non-negative.")
+
+
+def random_contrast(image, lower, upper, seed=None):
+    """tf.image.random_contrast."""
+    _check_factor_range(lower, upper)
+    a, d = _arg(image)
+    return _core.image_random_contrast(a, d, float(lower), float(upper), _seed(seed))
+
+
+def random_saturation(image, lower, upper, seed=None):
+    """tf.image.random_saturation."""
+    _check_factor_range(lower, upper)
+    a, d = _arg(image)
+    return _core.image_random_saturation(a, d, float(lower), float(upper), _seed(seed))
+
+
+def random_hue(image, max_delta, seed=None):
+    """tf.image.random_hue."""
+    if max_delta > 0.5:
+        raise ValueError("max_delta must be <= 0.5.")
+    if max_delta < 0:
+        raise ValueError("max_delta must be non-negative.")
+    a, d = _arg(image)
+    return _core.image_random_hue(a, d, float(max_delta), _seed(seed))
+
+
+def rgb_to_grayscale(images):
+    """tf.image.rgb_to_grayscale."""
+    return _core.image_rgb_to_grayscale(*_arg(images))
+
+
+def grayscale_to_rgb(images):
+    """tf.image.grayscale_to_rgb."""
+    return _core.image_grayscale_to_rgb(*_arg(images))
+
+
+def rgb_to_hsv(images):
+    """tf.image.rgb_to_hsv (float32 / float64)."""
+    return _core.image_rgb_to_hsv(*_arg(images))
+
+
+def hsv_to_rgb(images):
+    """tf.image.hsv_to_rgb (float32 / float64)."""
+    return _core.image_hsv_to_rgb(*_arg(images))
+
+
+# ---- normalisation and boxes ------------------------------------------------------
+
+
+def per_image_standardization(image):
+    """tf.image.per_image_standardization: float32 output."""
+    return _core.image_per_image_standardization(*_arg(image))
+
+
+def normalize(image, mean, std, data_format="HWC"):
+    """sluice extra: (image / 255 - mean) / std per channel, as float32.
+
+    uint8 images are divided by 255 (uint16 by 65535), float images taken as
+    they are. ``mean`` and ``std``: one value or one per channel.
+    ``data_format``: "HWC" (keeps the layout) or "CHW" (channels first; a
+    batch becomes NCHW).
+    """
+    a, d = _arg(image)
+    return _core.image_normalize(a, d, [float(v) for v in np.ravel(mean)], [float(v) for v in np.ravel(std)],
+                                 str(data_format))
+
+
+def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, min_object_covered=0.1,
+                                  aspect_ratio_range=None, area_range=None, max_attempts=None,
+                                  use_image_if_no_bounding_boxes=None):
+    """tf.image.sample_distorted_bounding_box: (begin, size, bboxes).
+
+    begin and size are int32 [3] for a slice of the image; bboxes is float32
+    [1, 1, 4]. TF's algorithm and defaults; sluice's random stream.
+    """
+    image_size = [int(v) for v in np.ravel(image_size)]
+    if len(image_size) != 3:
+        raise ValueError("image_size must be 1-D with 3 elements")
+    boxes = np.ascontiguousarray(bounding_boxes, dtype=np.float32)
+    aspect = (0.75, 1.33) if aspect_ratio_range is None else tuple(float(v) for v in aspect_ratio_range)
+    area = (0.05, 1.0) if area_range is None else tuple(float(v) for v in area_range)
+    return tuple(_core.image_sample_distorted_bounding_box(
+        image_size[0], image_size[1], boxes, _seed(seed), float(min_object_covered), aspect, area,
+        100 if max_attempts is None else int(max_attempts), bool(use_image_if_no_bounding_boxes)))

@@ -1,0 +1,787 @@
+"""The ``tf.train`` input pipeline: producers, batchers, queue statistics.
+
+Exported by :mod:`sluice.train` (and ``all_queue_stats`` by
+:mod:`sluice.queue`); see there for the overview. This module holds the
+implementation over ``sluice._core`` (bind_pipeline.cc).
+
+Every builder here only builds: it makes its queue and registers a C++
+QueueRunner in the process-wide registry, and nothing runs until
+``sluice.train.start_queue_runners(coord=coord)`` starts the runners (with
+the Python ones) under that Coordinator. The runner threads are C++ threads;
+they stop with the Coordinator, report errors to it, and ``coord.join()``
+waits for them.
+
+Where TensorFlow takes tensors that yield a new value each time they are
+evaluated, sluice takes *producers*:
+
+* a Python callable returning one example (a tensor, a list/tuple of them or
+  a dict; or with ``enqueue_many=True`` a batch of examples along dimension
+  0), called on the runner threads, each call holding the GIL. Raising
+  :class:`sluice.errors.OutOfRangeError` ends the input; any other exception
+  stops the Coordinator, and ``coord.join()`` re-raises that exception.
+  Batchers need its ``dtypes`` and ``shapes`` (nothing is called before the
+  threads start, so they cannot be inferred);
+* a :class:`NativeProducer`, run entirely in C++ without the GIL (readers,
+  parsing, slices), whose output signature is known.
+"""
+
+import atexit
+import collections
+import itertools
+import operator
+import threading
+
+import numpy as np
+
+from sluice import _core
+from sluice import dtypes as _dtypes
+from sluice import errors
+from sluice import queue as _queue
+
+# At exit, Python producers still running on C++ threads stop taking the GIL
+# (which a finalizing interpreter would answer by ending the thread).
+atexit.register(_core._shutdown_python_producers)
+
+# ---- Python exceptions raised in producers ------------------------------------------
+
+# token -> exception, for the Coordinator (sluice.train.Coordinator._exception_for):
+# the C++ status of a failed Python producer carries the token as its
+# "sluice.python.exception" payload. Only the latest few are kept.
+_STASH_SIZE = 64
+_stash_lock = threading.Lock()
+_stash = collections.OrderedDict()
+_stash_ids = itertools.count(1)
+
+
+def _stash_exception(exc):
+    token = "producer-%d" % next(_stash_ids)
+    try:
+        exc._sluice_token = token
+    except AttributeError:  # an exception type with __slots__
+        return
+    with _stash_lock:
+        _stash[token] = exc
+        while len(_stash) > _STASH_SIZE:
+            _stash.popitem(last=False)
+
+
+def _stashed_exception(token):
+    """The exception a producer raised, by its token (None if unknown)."""
+    if token is None:
+        return None
+    with _stash_lock:
+        return _stash.get(token)
+
+
+# ---- structures ------------------------------------------------------------------------
+
+class _Structure:
+    """The shape of one example: a single tensor, a list of them, or a dict.
+
+    Components are ordered as TensorFlow orders them: a list in its order, a
+    dict by ``sorted(keys, key=str)``.
+    """
+
+    def __init__(self, kind, size=1, keys=None):
+        self.kind = kind  # "single", "list" or "dict"
+        self.size = size if keys is None else len(keys)
+        self.keys = keys
+
+    @classmethod
+    def of(cls, template):
+        """The structure of `template` (a dict, a list/tuple, or anything else: one tensor)."""
+        if isinstance(template, dict):
+            return cls("dict", keys=sorted(template, key=str))
+        if isinstance(template, (list, tuple)):
+            return cls("list", size=len(template))
+        return cls("single")
+
+    def flatten(self, value):
+        """The components of `value`, in order. ValueError if it has another structure."""
+        if self.kind == "dict":
+            if not isinstance(value, dict) or sorted(value, key=str) != self.keys:
+                raise ValueError("expected a dict with keys %s, got %r" % (self.keys, _describe(value)))
+            return [value[k] for k in self.keys]
+        if self.kind == "list":
+            if not isinstance(value, (list, tuple)) or len(value) != self.size:
+                raise ValueError("expected a list of %d tensors, got %r" % (self.size, _describe(value)))
+            return list(value)
+        if isinstance(value, (list, tuple, dict)) and not isinstance(value, (bytes, str)):
+            raise ValueError("expected a single tensor, got a %s" % type(value).__name__)
+        return [value]
+
+    def flatten_template(self, template, what):
+        """flatten() for a `dtypes`/`shapes` argument given in the example's structure."""
+        if self.kind == "single":
+            return [template]
+        if self.kind == "dict" and not isinstance(template, dict):
+            raise ValueError("`%s` must be a dict with keys %s" % (what, self.keys))
+        try:
+            return self.flatten(template)
+        except ValueError as e:
+            raise ValueError("`%s`: %s" % (what, e)) from None
+
+    def pack(self, components):
+        """The example (or batch) of `components`, in this structure."""
+        if self.kind == "dict":
+            return dict(zip(self.keys, components))
+        if self.kind == "list":
+            return list(components)
+        return components[0]
+
+
+def _describe(value):
+    if isinstance(value, dict):
+        return "dict with keys %s" % sorted(value, key=str)
+    return type(value).__name__
+
+
+def _core_shape(shape):
+    """A shape-like -> None (unknown rank) or a list of dims (-1 unknown)."""
+    shape = _queue._as_shape(shape)
+    return None if shape is None else [-1 if d is None else d for d in shape]
+
+
+def _py_shape(core_shape):
+    return None if core_shape is None else tuple(None if d < 0 else d for d in core_shape)
+
+
+def _as_int(value, what):
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError("%s must be an int, got %s" % (what, type(value).__name__)) from None
+
+
+def _opt_int(value, what):
+    return None if value is None else _as_int(value, what)
+
+
+def _infer_component(value):
+    """(DType, converted component) of an input tensor given as a Python value."""
+    if isinstance(value, (bytes, str)):
+        dtype = _dtypes.string
+    else:
+        arr = value if isinstance(value, np.ndarray) else np.asarray(value)
+        dtype = _dtypes.as_dtype(arr.dtype)
+        value = arr
+    return dtype, _queue._to_component(value, dtype)
+
+
+def _build(fn, *args):
+    """Runs a builder; its InvalidArgumentError is TensorFlow's graph-time ValueError."""
+    try:
+        return fn(*args)
+    except errors.InvalidArgumentError as e:
+        raise ValueError(e.message) from None
+
+
+def _check_cancel_op(cancel_op):
+    if cancel_op is not None:
+        raise NotImplementedError("cancel_op is not supported: the queue is closed with "
+                                  "cancel_pending_enqueues=True when the Coordinator stops")
+
+
+# ---- native producers ---------------------------------------------------------------------
+
+class NativeProducer:
+    """A producer that runs entirely in C++, without the GIL (a ``train::Producer``).
+
+    What TensorFlow builds as a graph of tensors evaluated once per example
+    (``reader.read(queue)``, ``parse_single_example``, a slice of
+    ``slice_input_producer``): give it to a batcher, whose C++ threads call
+    it. Compose it with the ``map_*`` methods; each returns a new producer
+    and leaves this one as it is. Calling it (``producer()``) evaluates it
+    once on this thread, without the GIL, and returns one example in its
+    structure. Thread-safe: several threads may call one producer.
+    """
+
+    def __init__(self, core, structure):
+        self._core = core
+        self._structure = structure
+
+    @property
+    def dtypes(self):
+        """The components' dtypes, in order (a dict's by sorted key)."""
+        return [_dtypes.as_dtype(d) for d in self._core.dtypes]
+
+    @property
+    def shapes(self):
+        """The components' shapes: tuples, None for an unknown dimension or rank."""
+        return [_py_shape(s) for s in self._core.shapes]
+
+    @property
+    def names(self):
+        """The components' names (dict keys, or ``key``/``value`` of a reader); may be empty."""
+        return list(self._core.names)
+
+    @property
+    def core(self):
+        """The ``sluice._core.Producer``."""
+        return self._core
+
+    def __call__(self):
+        """Evaluates the producer once: the next example (OutOfRangeError at the end)."""
+        return self._structure.pack(self._core())
+
+    def map_parse_example(self, features, value_index=1):
+        """``tf.io.parse_single_example`` of component `value_index` (default 1, a reader's value).
+
+        `features`: a dict of ``sluice.io.FixedLenFeature``,
+        ``VarLenFeature`` or ``SparseFeature``. Returns a producer of dicts
+        ``{name: tensor}`` in sorted key order; a sparse feature ``k`` gives
+        three entries ``k/indices``, ``k/values`` and ``k/dense_shape``
+        (TF's SparseTensor parts; not fully defined, so they batch only with
+        ``batch(..., dynamic_pad=True)``). Parse errors
+        (InvalidArgumentError) stop the pipeline. ValueError for another
+        feature type or a value_index that is not a string scalar component.
+        """
+        from sluice import _parsing  # noqa: PLC0415 - sluice._parsing imports the queue layer
+        parser = _core.ExampleParser(_parsing._spec(features))
+        core = _build(_core.parse_example_producer, self._core, parser, _as_int(value_index, "value_index"))
+        return NativeProducer(core, _Structure("dict", keys=list(core.names)))
+
+    def _component(self, component):
+        """The index of `component`: an int, or a name (a dict key)."""
+        if isinstance(component, str):
+            names = list(self._core.names)
+            if component not in names:
+                raise ValueError("no component named %r (the producer has %s)" % (component, names))
+            return names.index(component)
+        return _as_int(component, "component")
+
+    def map_decode_jpeg(self, component="image", channels=3, ratio=1, fancy_upscaling=True, dct_method=""):
+        """``tf.io.decode_jpeg`` of the encoded image `component` (a name, or an index), in C++.
+
+        The image (JPEG, or PNG as TF 2 decodes it) becomes a uint8
+        ``[height, width, channels]`` tensor; the other components pass
+        through. `channels` 0 keeps the file's own. Decode errors
+        (InvalidArgumentError) stop the pipeline. ValueError for a component
+        that is not a string scalar or bad options.
+        """
+        core = _build(_core.decode_jpeg_producer, self._core, self._component(component),
+                      _as_int(channels, "channels"), _as_int(ratio, "ratio"), bool(fancy_upscaling),
+                      dct_method or "")
+        return NativeProducer(core, self._structure)
+
+    def map_random_resized_crop(self, size=224, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), flip=True,
+                                mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225), data_format="CHW",
+                                seed=0, component="image", sampler="torchvision", method="bilinear",
+                                antialias=False, channels=3, max_attempts=10, dct_scaling=False, dct_method=""):
+        """Random resized crop + horizontal flip + normalise of the encoded image `component`, fused, in C++.
+
+        torchvision's ``RandomResizedCrop(size, scale, ratio)`` +
+        ``RandomHorizontalFlip()`` (if `flip`) + ``ToTensor()`` +
+        ``Normalize(mean, std)`` (or, with ``sampler="tensorflow"``,
+        ``sample_distorted_bounding_box`` -> ``decode_and_crop_jpeg`` ->
+        resize -> flip), from the encoded bytes: only the crop box is decoded
+        (see ``sluice.image.decode_random_resized_crop``). The component
+        becomes float32 ``[3, size, size]`` (``data_format="CHW"``) or
+        ``[size, size, 3]`` ("HWC"); `size` is an int or ``(height,
+        width)``. Call k of the producer (counted across its threads) uses
+        the randomness of ``(seed, k)``. ValueError for bad options or a
+        component that is not a string scalar.
+        """
+        if isinstance(size, (list, tuple)):
+            height, width = (_as_int(s, "size") for s in size)
+        else:
+            height = width = _as_int(size, "size")
+        core = _build(_core.random_resized_crop_producer, self._core, self._component(component), height, width,
+                      (float(scale[0]), float(scale[1])), (float(ratio[0]), float(ratio[1])),
+                      0.5 if flip else 0.0, [float(m) for m in mean or ()], [float(s) for s in std or ()],
+                      str(data_format), str(sampler), str(method), bool(antialias), _as_int(channels, "channels"),
+                      _as_int(max_attempts, "max_attempts"), bool(dct_scaling), dct_method or "",
+                      _as_int(seed, "seed") & 0xFFFFFFFFFFFFFFFF)
+        return NativeProducer(core, self._structure)
+
+    def map_select(self, components):
+        """Only `components`: names (a dict producer of those keys, in sorted order) or indices (a list)."""
+        names = all(isinstance(c, str) for c in components)
+        if names:
+            if len(set(components)) != len(components):
+                raise ValueError("map_select: repeated component names %s" % list(components))
+            components = sorted(components, key=str)
+        core = _build(_core.select_producer, self._core, [self._component(c) for c in components])
+        if names:
+            return NativeProducer(core, _Structure("dict", keys=list(components)))
+        return NativeProducer(core, _Structure("list", size=len(components)))
+
+    def map_filter(self, predicate):
+        """Only the examples for which `predicate(example)` is true (maybe_batch's keep_input).
+
+        `predicate` is Python: each call takes the GIL. Its exceptions stop
+        the pipeline.
+        """
+        structure = self._structure
+
+        def keep(components):
+            try:
+                return bool(predicate(structure.pack(components)))
+            except BaseException as e:
+                _stash_exception(e)
+                raise
+
+        return NativeProducer(_core.filter_producer(self._core, keep), structure)
+
+    def __repr__(self):
+        return "<sluice.train.NativeProducer dtypes=%s shapes=%s>" % (
+            [d.name for d in self.dtypes], self.shapes)
+
+
+def read_producer(reader, filename_queue):
+    """``reader.read(filename_queue)``, evaluated per call, as a native producer.
+
+    Yields ``(key, value)`` string scalars (a batch of them is a list
+    ``[keys, values]``). `reader`: a :class:`sluice.io.ReaderBase`
+    (TFRecordReader, TextLineReader, ...); `filename_queue`: a queue of file
+    names, e.g. from :func:`string_input_producer`. OutOfRangeError once the
+    filename queue is closed and drained. Calls on one reader take turns:
+    give each reading thread its own reader (``batch_join`` with one producer
+    per reader) to read files in parallel.
+    """
+    core = _core.reader_producer(reader._reader, _queue_ref(filename_queue))
+    return NativeProducer(core, _Structure("list", size=2))
+
+
+def read_up_to_producer(reader, filename_queue, num_records):
+    """``reader.read_up_to(filename_queue, num_records)`` per call, for ``enqueue_many=True``."""
+    core = _core.reader_up_to_producer(reader._reader, _queue_ref(filename_queue),
+                                       _as_int(num_records, "num_records"))
+    return NativeProducer(core, _Structure("list", size=2))
+
+
+def dequeue_producer(queue):
+    """``queue.dequeue()`` per call, as a native producer (OutOfRangeError once closed and drained)."""
+    core = _core.dequeue_producer(_queue_ref(queue))
+    names = list(core.names)
+    if names:
+        return NativeProducer(core, _Structure("dict", keys=sorted(names, key=str)))
+    return NativeProducer(core, _Structure("single" if len(core.dtypes) == 1 else "list",
+                                           size=len(core.dtypes)))
+
+
+def _queue_ref(queue):
+    ref = getattr(queue, "queue_ref", queue)
+    if not isinstance(ref, _core.Queue):
+        raise TypeError("expected a sluice.queue queue, not %s" % type(queue).__name__)
+    return ref
+
+
+# ---- input producers -------------------------------------------------------------------------
+
+def _wrap_queue(core_queue):
+    """A sluice.queue.FIFOQueue over a queue made in C++."""
+    q = _queue.FIFOQueue.__new__(_queue.FIFOQueue)
+    dtypes = [_dtypes.as_dtype(d) for d in core_queue.dtypes]
+    shapes = [_py_shape(s) for s in core_queue.shapes] or None
+    _queue.QueueBase.__init__(q, dtypes, shapes, list(core_queue.names) or None, core_queue)
+    return q
+
+
+def _producer_args(num_epochs, shuffle, seed, capacity, shared_name, name):
+    return (_opt_int(num_epochs, "num_epochs"), bool(shuffle), _opt_int(seed, "seed"),
+            _as_int(capacity, "capacity"), shared_name or "", name or "")
+
+
+def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=True, seed=None, capacity=32,
+                   shared_name=None, summary_name=None, name=None, cancel_op=None):
+    """The rows of `input_tensor` in a queue, epoch after epoch (``tf.train.input_producer``).
+
+    Builds a FIFOQueue of `capacity` rows and registers its runner (one C++
+    thread), which enqueues all rows (dimension 0) per epoch, in a fresh
+    random order each epoch if `shuffle` (reproducible given `seed`), for
+    `num_epochs` epochs (None: forever), then closes the queue. Returns the
+    queue. `summary_name` is ignored (see :func:`sluice.queue.all_queue_stats`).
+
+    Raises ValueError for an input of rank 0, an `element_shape` that does
+    not match the rows, num_epochs <= 0 or capacity <= 0;
+    NotImplementedError for a `cancel_op`.
+    """
+    del summary_name
+    _check_cancel_op(cancel_op)
+    dtype, value = _infer_component(input_tensor)
+    shape = None if element_shape is None else _core_shape(element_shape)
+    core = _build(_core.input_producer, value, dtype.as_datatype_enum, shape,
+                  *_producer_args(num_epochs, shuffle, seed, capacity, shared_name, name))
+    return _wrap_queue(core)
+
+
+def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=None, capacity=32,
+                          shared_name=None, name=None, cancel_op=None):
+    """A queue of strings, usually file names for a reader (``tf.train.string_input_producer``).
+
+    `string_tensor`: a list (or 1-D array) of bytes/str. As
+    :func:`input_producer`; ValueError "string_input_producer requires a
+    non-null input tensor" for an empty list.
+    """
+    _check_cancel_op(cancel_op)
+    if isinstance(string_tensor, (bytes, str)):
+        raise ValueError("string_tensor must be a list of strings, not a single string")
+    strings = [s.encode() if isinstance(s, str) else bytes(s) for s in np.asarray(string_tensor, dtype=object).ravel()]
+    core = _build(_core.string_input_producer, strings,
+                  *_producer_args(num_epochs, shuffle, seed, capacity, shared_name, name))
+    return _wrap_queue(core)
+
+
+def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None,
+                         name=None):
+    """A queue of the int32 scalars 0 .. limit-1, per epoch (``tf.train.range_input_producer``)."""
+    core = _build(_core.range_input_producer, _as_int(limit, "limit"),
+                  *_producer_args(num_epochs, shuffle, seed, capacity, shared_name, name))
+    return _wrap_queue(core)
+
+
+def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None,
+                         name=None):
+    """Slices ``[t[i] for t in tensor_list]``, each row once per epoch (``tf.train.slice_input_producer``).
+
+    TensorFlow returns tensors that give the next slice each time they are
+    evaluated; sluice returns a :class:`NativeProducer` that gives a list of
+    slices per call, for a batcher. The indices come from a
+    :func:`range_input_producer` (its queue and runner registered here).
+    ValueError for an empty list or a tensor of rank 0.
+    """
+    if not tensor_list:
+        raise ValueError("Expected at least one tensor in slice_input_producer().")
+    inferred = [_infer_component(t) for t in tensor_list]
+    core = _build(_core.slice_input_producer, [v for _, v in inferred], [d.as_datatype_enum for d, _ in inferred],
+                  *_producer_args(num_epochs, shuffle, seed, capacity, shared_name, name))
+    return NativeProducer(core, _Structure("list", size=len(inferred)))
+
+
+def limit_epochs(tensor, num_epochs=None, name=None):
+    """A producer that yields `tensor` `num_epochs` times, then raises OutOfRangeError (``tf.train.limit_epochs``).
+
+    `tensor`: a value (array, scalar, bytes) or a producer (a
+    :class:`NativeProducer`, whose first `num_epochs` calls pass through).
+    num_epochs None: unlimited. The count is shared by every thread that
+    calls it. Returns a :class:`NativeProducer`. ValueError for
+    num_epochs <= 0.
+    """
+    del name
+    epochs = _opt_int(num_epochs, "num_epochs")
+    if isinstance(tensor, NativeProducer):
+        return NativeProducer(_build(_core.limit_epochs_producer, tensor.core, epochs), tensor._structure)
+    dtype, value = _infer_component(tensor)
+    return NativeProducer(_build(_core.limit_epochs_value, [value], [dtype.as_datatype_enum], epochs),
+                          _Structure("single"))
+
+
+def match_filenames_once(pattern, name=None):
+    """The files matching `pattern` (a glob or a list of them), sorted (``tf.train.match_filenames_once``).
+
+    Evaluated here, once. Returns a list of bytes, which
+    :func:`string_input_producer` takes.
+    """
+    del name
+    patterns = [pattern] if isinstance(pattern, (bytes, str)) else list(pattern)
+    patterns = [p.decode() if isinstance(p, bytes) else str(p) for p in patterns]
+    return _core.match_filenames_once(patterns)
+
+
+# ---- batchers --------------------------------------------------------------------------------
+
+class BatchQueue:
+    """The output of a batcher: ``dequeue()`` returns the next batch.
+
+    A batch has the example's structure (a single array, a list, or a dict
+    with sorted keys, as TensorFlow's batch returns), every component with a
+    leading batch dimension; numpy arrays viewing the engine's buffers
+    (object arrays of bytes for strings). Thread-safe.
+    """
+
+    def __init__(self, core, structure):
+        self._core = core
+        self._structure = structure
+
+    def dequeue(self, timeout=None):
+        """The next batch. Blocks (without the GIL; Ctrl-C interrupts on the main thread).
+
+        Raises OutOfRangeError after the last batch (also once a
+        Coordinator stop has closed the queue and it is drained),
+        DeadlineExceededError after `timeout` seconds.
+        """
+        return self._structure.pack(self._core.dequeue(timeout))
+
+    __call__ = dequeue
+
+    def __iter__(self):
+        """Batches until the end of the input."""
+        while True:
+            try:
+                yield self.dequeue()
+            except errors.OutOfRangeError:
+                return
+
+    @property
+    def queue(self):
+        """The queue of examples (a sluice.queue queue: size(), name, ...)."""
+        return _wrap_queue(self._core.queue)
+
+    @property
+    def batch_size(self):
+        return self._core.batch_size
+
+    @property
+    def name(self):
+        """The queue's name."""
+        return self._core.queue.name
+
+    def __repr__(self):
+        return "<sluice.train.BatchQueue %r batch_size=%d>" % (self.name, self.batch_size)
+
+
+def _python_producer(fn, structure, dtypes, shapes, enqueue_many, keep):
+    """A _core.Producer calling `fn` (and filtering with `keep`, a callable or None)."""
+
+    def call():
+        try:
+            while True:
+                example = fn()
+                components = [_queue._to_component(c, d) for c, d in zip(structure.flatten(example), dtypes)]
+                if keep is None:
+                    return components
+                kept = keep(example)
+                if not enqueue_many:
+                    if kept:
+                        return components
+                    continue
+                mask = np.asarray(kept, dtype=bool).reshape(-1)
+                if mask.all():
+                    return components
+                if mask.any():
+                    return [np.ascontiguousarray(c[mask]) for c in components]
+        except errors.OutOfRangeError:
+            raise
+        except BaseException as e:
+            _stash_exception(e)
+            raise
+
+    return _core.python_producer(call, [d.as_datatype_enum for d in dtypes], [_core_shape(s) for s in shapes])
+
+
+def _batcher(kind, fn_name, producers, join, keep_input, batch_size, num_threads, capacity, enqueue_many,
+             shapes, dtypes, dynamic_pad, allow_smaller_final_batch, shared_name, name, min_after_dequeue=0,
+             seed=None):
+    if join:
+        producers = list(producers)
+        if not producers:
+            raise ValueError("Expected at least one set of tensors")
+    else:
+        producers = [producers]
+    keep = keep_input if callable(keep_input) else None
+    constant_keep = True if keep is not None else bool(keep_input)
+    natives = [p for p in producers if isinstance(p, NativeProducer)]
+    if natives and len(natives) != len(producers):
+        raise TypeError("%s: the producers must be all native or all Python callables" % fn_name)
+    if natives:
+        structure = natives[0]._structure
+        flat_dtypes = natives[0].dtypes
+        for p in natives[1:]:
+            if p.dtypes != flat_dtypes:
+                raise ValueError("%s: the producers yield different dtypes: %s and %s"
+                                 % (fn_name, [d.name for d in flat_dtypes], [d.name for d in p.dtypes]))
+        if dtypes is not None and [_dtypes.as_dtype(d) for d in structure.flatten_template(dtypes, "dtypes")] \
+                != flat_dtypes:
+            raise ValueError("%s: dtypes %s do not match the producer's %s" % (fn_name, dtypes, flat_dtypes))
+        flat_shapes = natives[0].shapes if shapes is None else structure.flatten_template(shapes, "shapes")
+        if keep is not None:
+            if enqueue_many:
+                raise ValueError("%s: a callable keep_input with enqueue_many=True needs Python producers"
+                                 % fn_name)
+            natives = [p.map_filter(keep) for p in natives]
+        cores = [p.core for p in natives]
+    else:
+        for p in producers:
+            if not callable(p):
+                raise TypeError("%s: a producer must be a callable or a NativeProducer, not %s"
+                                % (fn_name, type(p).__name__))
+        if dtypes is None or shapes is None:
+            raise ValueError("%s: a Python producer needs `dtypes` and `shapes` (one example's, in its "
+                             "structure): nothing is called before start_queue_runners" % fn_name)
+        structure = _Structure.of(dtypes)
+        flat_dtypes = [_dtypes.as_dtype(d) for d in structure.flatten_template(dtypes, "dtypes")]
+        flat_shapes = structure.flatten_template(shapes, "shapes")
+        cores = [_python_producer(p, structure, flat_dtypes, flat_shapes, enqueue_many, keep) for p in producers]
+    if len(flat_shapes) != len(flat_dtypes):
+        raise ValueError("%s: %d shapes for %d components" % (fn_name, len(flat_shapes), len(flat_dtypes)))
+    core = _build(_core.new_batcher, kind, cores, join, constant_keep, _as_int(batch_size, "batch_size"),
+                  _as_int(num_threads, "num_threads"), _as_int(capacity, "capacity"), bool(enqueue_many),
+                  [d.as_datatype_enum for d in flat_dtypes], [_core_shape(s) for s in flat_shapes],
+                  bool(dynamic_pad), bool(allow_smaller_final_batch), shared_name or "", name or "",
+                  _as_int(min_after_dequeue, "min_after_dequeue"), _opt_int(seed, "seed"))
+    return BatchQueue(core, structure)
+
+
+_BATCH_ARGS_DOC = """
+    `tensors` (TF's name) is the producer: a Python callable returning one
+    example (a tensor, list/tuple or dict of them) or, with enqueue_many, a
+    batch of examples along dimension 0; or a :class:`NativeProducer`. The
+    callable is called only on the runner threads, from
+    ``start_queue_runners`` on, concurrently when num_threads > 1 (so it
+    must be thread-safe); raising OutOfRangeError ends its thread, and the
+    last thread to end closes the queue. Any other exception stops the
+    Coordinator, and ``coord.join()`` re-raises it. For a Python callable,
+    `dtypes` and `shapes` (one example's, in its structure) are required;
+    a native producer supplies them (`shapes` may still override).
+    Returns a :class:`BatchQueue`. ValueError for bad arguments (TF's
+    checks: batch_size, capacity, shapes not fully defined without
+    dynamic_pad, capacity <= min_after_dequeue, ...).
+"""
+
+
+def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False, shapes=None, dynamic_pad=False,
+          allow_smaller_final_batch=False, shared_name=None, name=None, *, dtypes=None):
+    """Batches examples in a FIFO queue (``tf.train.batch``).
+
+    `num_threads` C++ threads call the producer and enqueue into a queue of
+    `capacity` examples (a PaddingFIFOQueue with `dynamic_pad`, which pads
+    each batch's unknown dimensions to its longest example); ``dequeue()``
+    returns `batch_size` examples, in order. At the end, the final short
+    batch is dropped unless `allow_smaller_final_batch`.
+    """
+    return _batcher("batch", "batch", tensors, False, True, batch_size, num_threads, capacity, enqueue_many,
+                    shapes, dtypes, dynamic_pad, allow_smaller_final_batch, shared_name, name)
+
+
+def maybe_batch(tensors, keep_input, batch_size, num_threads=1, capacity=32, enqueue_many=False, shapes=None,
+                dynamic_pad=False, allow_smaller_final_batch=False, shared_name=None, name=None, *, dtypes=None):
+    """``batch`` of the examples that `keep_input` accepts (``tf.train.maybe_batch``).
+
+    `keep_input`: a bool, or a callable of one example returning a bool
+    (with enqueue_many and a Python producer, of the batch returning one
+    bool per example). The callable runs on the runner threads with the GIL.
+    """
+    return _batcher("batch", "maybe_batch", tensors, False, keep_input, batch_size, num_threads, capacity,
+                    enqueue_many, shapes, dtypes, dynamic_pad, allow_smaller_final_batch, shared_name, name)
+
+
+def batch_join(tensors_list, batch_size, capacity=32, enqueue_many=False, shapes=None, dynamic_pad=False,
+               allow_smaller_final_batch=False, shared_name=None, name=None, *, dtypes=None):
+    """``batch`` with one thread per producer of `tensors_list` (``tf.train.batch_join``).
+
+    Each producer's examples keep their order; producers of the same
+    structure and dtypes (e.g. one reader each, to read files in parallel).
+    """
+    return _batcher("batch", "batch_join", tensors_list, True, True, batch_size, 1, capacity, enqueue_many,
+                    shapes, dtypes, dynamic_pad, allow_smaller_final_batch, shared_name, name)
+
+
+def maybe_batch_join(tensors_list, keep_input, batch_size, capacity=32, enqueue_many=False, shapes=None,
+                     dynamic_pad=False, allow_smaller_final_batch=False, shared_name=None, name=None, *,
+                     dtypes=None):
+    """``batch_join`` of the examples that `keep_input` accepts (``tf.train.maybe_batch_join``)."""
+    return _batcher("batch", "maybe_batch_join", tensors_list, True, keep_input, batch_size, 1, capacity,
+                    enqueue_many, shapes, dtypes, dynamic_pad, allow_smaller_final_batch, shared_name, name)
+
+
+def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, num_threads=1, seed=None, enqueue_many=False,
+                  shapes=None, allow_smaller_final_batch=False, shared_name=None, name=None, *, dtypes=None):
+    """Batches examples drawn at random from a RandomShuffleQueue (``tf.train.shuffle_batch``).
+
+    While the input lasts, every dequeue leaves at least
+    `min_after_dequeue` examples to mix with. With one thread, a
+    deterministic producer and a `seed`, the batches are reproducible.
+    """
+    return _batcher("shuffle_batch", "shuffle_batch", tensors, False, True, batch_size, num_threads, capacity,
+                    enqueue_many, shapes, dtypes, False, allow_smaller_final_batch, shared_name, name,
+                    min_after_dequeue, seed)
+
+
+def maybe_shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input, num_threads=1, seed=None,
+                        enqueue_many=False, shapes=None, allow_smaller_final_batch=False, shared_name=None,
+                        name=None, *, dtypes=None):
+    """``shuffle_batch`` of the examples that `keep_input` accepts (``tf.train.maybe_shuffle_batch``)."""
+    return _batcher("shuffle_batch", "maybe_shuffle_batch", tensors, False, keep_input, batch_size, num_threads,
+                    capacity, enqueue_many, shapes, dtypes, False, allow_smaller_final_batch, shared_name, name,
+                    min_after_dequeue, seed)
+
+
+def shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, seed=None, enqueue_many=False,
+                       shapes=None, allow_smaller_final_batch=False, shared_name=None, name=None, *,
+                       dtypes=None):
+    """``shuffle_batch`` with one thread per producer (``tf.train.shuffle_batch_join``)."""
+    return _batcher("shuffle_batch", "shuffle_batch_join", tensors_list, True, True, batch_size, 1, capacity,
+                    enqueue_many, shapes, dtypes, False, allow_smaller_final_batch, shared_name, name,
+                    min_after_dequeue, seed)
+
+
+def maybe_shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, keep_input, seed=None,
+                             enqueue_many=False, shapes=None, allow_smaller_final_batch=False, shared_name=None,
+                             name=None, *, dtypes=None):
+    """``shuffle_batch_join`` of the examples that `keep_input` accepts (``tf.train.maybe_shuffle_batch_join``)."""
+    return _batcher("shuffle_batch", "maybe_shuffle_batch_join", tensors_list, True, keep_input, batch_size, 1,
+                    capacity, enqueue_many, shapes, dtypes, False, allow_smaller_final_batch, shared_name, name,
+                    min_after_dequeue, seed)
+
+
+for _fn in (batch, maybe_batch, batch_join, maybe_batch_join, shuffle_batch, maybe_shuffle_batch,
+            shuffle_batch_join, maybe_shuffle_batch_join):
+    _fn.__doc__ += _BATCH_ARGS_DOC
+del _fn
+
+
+# ---- observability ------------------------------------------------------------------------------
+
+def all_queue_stats():
+    """A snapshot of every live queue in the process, in creation order.
+
+    One dict per queue: ``id``, ``name``, ``type``, ``capacity``,
+    ``min_after_dequeue``, ``size``, ``fraction_full`` (TensorFlow's
+    fraction_of_<capacity>_full; 0 when unbounded),
+    ``fraction_over_min_full`` (shuffle_batch's summary), ``enqueued`` and
+    ``dequeued`` (elements, over the queue's life) and ``closed``.
+    Thread-safe; does not hold the GIL while it reads the queues.
+    """
+    return _core.all_queue_stats()
+
+
+class QueueMonitor:
+    """Samples every queue of the process over time (a C++ ``train::QueueMonitor``).
+
+    ``start()`` runs a C++ sampling thread (no GIL) every `interval_secs`;
+    ``sample()`` takes one sample now. ``series()`` returns, per live queue,
+    its latest `history` points (``time`` in seconds from the first kept
+    point, ``size``, ``fraction_full``, ``enqueued``, ``dequeued``,
+    ``closed``) with ``enqueue_rate`` and ``dequeue_rate`` (elements per
+    second over those points) and ``mean_fraction_full``; ``report()`` a
+    table. Usable as a context manager (starts, then stops). Thread-safe.
+    ValueError for interval_secs <= 0 or history < 2.
+    """
+
+    def __init__(self, interval_secs=1.0, history=60):
+        self._core = _build(_core.QueueMonitor, float(interval_secs), _as_int(history, "history"))
+
+    def start(self):
+        """Starts the sampling thread (FailedPreconditionError if started before)."""
+        self._core.start()
+
+    def stop(self):
+        """Stops the sampling thread and waits for it."""
+        self._core.stop()
+
+    def sample(self):
+        """Takes one sample now."""
+        self._core.sample()
+
+    def series(self):
+        """Per live queue (in creation order), a dict of its points and rates."""
+        return self._core.series()
+
+    def report(self):
+        """A table: one line per queue (size/capacity, fill, rates, closed)."""
+        return self._core.report()
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self.stop()
+
+
+__all__ = ["NativeProducer", "BatchQueue", "QueueMonitor", "read_producer", "read_up_to_producer",
+           "dequeue_producer", "input_producer", "string_input_producer", "range_input_producer",
+           "slice_input_producer", "limit_epochs", "match_filenames_once", "batch", "maybe_batch", "batch_join",
+           "maybe_batch_join", "shuffle_batch", "maybe_shuffle_batch", "shuffle_batch_join",
+           "maybe_shuffle_batch_join", "all_queue_stats"]

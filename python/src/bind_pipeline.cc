@@ -1,0 +1,684 @@
+// Bindings of the tf.train input pipeline: the producers, the batchers and
+// the queue statistics. sluice/train.py wraps them with TensorFlow's names.
+//
+//   _core.Producer        a train::Producer with its output signature
+//                         (dtypes, shapes, component names). Made by the
+//                         *_producer functions below; composable (parse,
+//                         filter, limit_epochs) in C++.
+//   _core.BatchQueue      train::BatchQueue (the output of a batcher)
+//   _core.QueueMonitor    train::QueueMonitor
+//
+// Native producers (reader, dequeue, slice) and the native stages over them
+// (parse_example, decode_jpeg, random_resized_crop, select: thin wrappers of
+// train/producer_ops.h) run entirely in C++ on the runner threads and never
+// take the GIL. A Python producer
+// (python_producer) takes the GIL for each call, calls the Python function
+// and copies the components it returns into Tensors, then lets the GIL go.
+// A Python exception becomes a Status there: sluice.errors.OpError keeps its
+// code (so OutOfRangeError ends the thread quietly), anything else is
+// Unknown; the exception's `_sluice_token` attribute, set by sluice.train,
+// travels as the payload "sluice.python.exception" so that the Coordinator
+// can raise the original exception object.
+//
+// GIL: every call that may block (a batch dequeue, a producer call, dropping
+// the last reference to a runner, which joins its threads) runs without it.
+// A Python object held by a C++ producer is released under the GIL
+// (PyObjectRef), on whatever thread drops it.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "bind_common.h"
+#include "sluice/core/dtype.h"
+#include "sluice/core/element.h"
+#include "sluice/core/shape.h"
+#include "sluice/core/status.h"
+#include "sluice/core/tensor.h"
+#include "sluice/image/codec.h"
+#include "sluice/image/normalize.h"
+#include "sluice/image/random_resized_crop.h"
+#include "sluice/image/resize.h"
+#include "sluice/io/reader_base.h"
+#include "sluice/ops/feature_spec.h"
+#include "sluice/ops/parse_example.h"
+#include "sluice/queue/queue.h"
+#include "sluice/train/batchers.h"
+#include "sluice/train/input_producers.h"
+#include "sluice/train/producer.h"
+#include "sluice/train/producer_ops.h"
+#include "sluice/train/queue_monitor.h"
+
+namespace sluice::python {
+namespace {
+
+// The payload naming the Python exception a status stands for (the same key
+// as sluice/train.py's _PY_EXCEPTION_PAYLOAD).
+constexpr char kPythonExceptionPayload[] = "sluice.python.exception";
+
+bool PythonFinalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
+// Set at interpreter exit (an atexit hook, ShutdownPythonProducers): from
+// then on Python producers fail with Cancelled instead of taking the GIL. A
+// thread that takes the GIL while the interpreter finalizes is ended with
+// pthread_exit, which cannot unwind through the C++ frames of a runner
+// thread.
+std::atomic<bool> g_python_exiting{false};
+// Threads in WithGil (waiting for the GIL or running Python).
+std::atomic<int> g_threads_in_python{0};
+
+bool PythonGone() { return g_python_exiting.load() || !Py_IsInitialized() || PythonFinalizing(); }
+
+// The atexit hook: refuses new Python calls, then waits (without the GIL, at
+// most ~1 s) for the runner threads inside one to leave it. A thread still
+// blocked inside (in a sluice call that released the GIL) parks when it
+// comes back (GilRelease). REQUIRES: the GIL is held.
+void ShutdownPythonProducers() {
+  g_python_exiting.store(true);
+  GilRelease release;
+  for (int i = 0; i < 1000 && g_threads_in_python.load() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+// A strong reference to a Python object that may be dropped on any thread,
+// with or without the GIL: the destructor takes the GIL to release it (and
+// leaks it once the interpreter is going away, when taking the GIL from a
+// foreign thread is not allowed).
+class PyObjectRef {
+ public:
+  explicit PyObjectRef(nb::handle obj) : obj_(obj.inc_ref().ptr()) {}
+  PyObjectRef(const PyObjectRef&) = delete;
+  PyObjectRef& operator=(const PyObjectRef&) = delete;
+  ~PyObjectRef() {
+    if (PythonGone()) return;
+    PyGILState_STATE state = PyGILState_Ensure();
+    Py_DECREF(obj_);
+    PyGILState_Release(state);
+  }
+  // REQUIRES: the GIL is held.
+  nb::handle get() const { return obj_; }
+
+ private:
+  PyObject* obj_;
+};
+
+// ---- Producers -----------------------------------------------------------------
+
+// A producer and its output signature: one example's components (or, for an
+// enqueue_many producer, a batch of them with a leading dimension, which the
+// shapes do not include). The native stages (train/producer_ops.h) compute
+// their outputs' signatures from it.
+using ProducerHandle = train::TypedProducer;
+
+std::vector<DType> ToDTypes(const std::vector<int>& ints) {
+  std::vector<DType> out;
+  for (int d : ints) out.push_back(static_cast<DType>(d));
+  return out;
+}
+
+std::vector<int> FromDTypes(const std::vector<DType>& dtypes) {
+  std::vector<int> out;
+  for (DType d : dtypes) out.push_back(static_cast<int>(d));
+  return out;
+}
+
+// None (unknown rank) or a list of dims, -1 for an unknown one.
+PartialShape ToShape(nb::handle obj) {
+  if (obj.is_none()) return PartialShape::UnknownRank();
+  return PartialShape(nb::cast<std::vector<int64_t>>(obj));
+}
+
+std::vector<PartialShape> ToShapes(const nb::list& shapes) {
+  std::vector<PartialShape> out;
+  for (nb::handle s : shapes) out.push_back(ToShape(s));
+  return out;
+}
+
+nb::object FromShape(const PartialShape& shape) {
+  if (!shape.rank_known()) return nb::none();
+  return nb::cast(shape.dims());
+}
+
+nb::list FromShapes(const std::vector<PartialShape>& shapes) {
+  nb::list out;
+  for (const PartialShape& s : shapes) out.append(FromShape(s));
+  return out;
+}
+
+// The Status of the Python exception being handled. REQUIRES: the GIL is held.
+Status StatusOfPythonError(nb::python_error& error) {
+  nb::handle exc = error.value();
+  int code = static_cast<int>(Code::kUnknown);
+  std::string message;
+  nb::object errors = nb::module_::import_("sluice.errors");
+  const int is_op_error = PyObject_IsInstance(exc.ptr(), errors.attr("OpError").ptr());
+  if (is_op_error < 0) PyErr_Clear();
+  if (is_op_error == 1) {
+    code = nb::cast<int>(exc.attr("error_code"));
+    message = nb::cast<std::string>(nb::str(exc.attr("message")));
+  } else {
+    nb::handle type(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())));
+    message = nb::cast<std::string>(nb::str(type.attr("__name__"))) + ": " + nb::cast<std::string>(nb::str(exc));
+  }
+  if (code <= 0 || code > static_cast<int>(Code::kUnauthenticated)) code = static_cast<int>(Code::kUnknown);
+  Status s(static_cast<Code>(code), std::move(message));
+  if (nb::hasattr(exc, "_sluice_token")) {
+    s = s.WithPayload(kPythonExceptionPayload, nb::cast<std::string>(nb::str(exc.attr("_sluice_token"))));
+  }
+  return s;
+}
+
+// Runs `fn` with the GIL held, from a thread that may not hold it; Python
+// exceptions become statuses. Cancelled once the interpreter is going away.
+template <class T, class F>
+Result<T> WithGil(F&& fn) {
+  struct InPython {
+    InPython() { g_threads_in_python.fetch_add(1); }
+    ~InPython() { g_threads_in_python.fetch_sub(1); }
+  } in_python;  // destroyed after `gil`
+  if (PythonGone()) return Status(Code::kCancelled, "Python is shutting down");
+  nb::gil_scoped_acquire gil;
+  try {
+    return fn();
+  } catch (nb::python_error& e) {
+    return StatusOfPythonError(e);
+  } catch (const nb::builtin_exception& e) {  // conversion errors (TypeError, ValueError)
+    return Status(Code::kInvalidArgument, e.what());
+  } catch (const std::exception& e) {
+    return Status(Code::kInternal, e.what());
+  }
+}
+
+// `fn()` returns a list of components already converted by sluice.train
+// (numpy arrays of each dtype's storage type; bytes or object arrays for
+// strings), copied here into Tensors.
+ProducerHandle NewPythonProducer(nb::handle fn, const std::vector<int>& dtypes, const nb::list& shapes) {
+  auto ref = std::make_shared<PyObjectRef>(fn);
+  std::vector<DType> types = ToDTypes(dtypes);
+  train::Producer producer = [ref, types]() -> Result<Element> {
+    return WithGil<Element>([&] { return PythonToElement(ref->get()(), types); });
+  };
+  return ProducerHandle{std::move(producer), std::move(types), ToShapes(shapes), {}};
+}
+
+// One call of the producer, without the GIL (it may block, e.g. on a
+// filename queue; Ctrl-C is not seen until it returns).
+nb::list CallProducer(const ProducerHandle& h) {
+  Result<Element> e = [&] {
+    GilRelease release;
+    return h.producer();
+  }();
+  ThrowIfError(e.status());  // not ValueOrThrow(std::move(e)): gcc 12 -Wmaybe-uninitialized false positive
+  return ElementToPython(*e);
+}
+
+ProducerHandle NewReaderProducer(nb::handle reader, const QueueHandle& filename_queue) {
+  return ProducerHandle{train::ReaderProducer(ReaderOf(reader), filename_queue.queue),
+                        {DType::kString, DType::kString},
+                        {PartialShape(TensorShape({})), PartialShape(TensorShape({}))},
+                        {"key", "value"}};
+}
+
+ProducerHandle NewReaderUpToProducer(nb::handle reader, const QueueHandle& filename_queue, int64_t num_records) {
+  if (num_records < 1) throw nb::value_error("num_records must be >= 1");
+  return ProducerHandle{train::ReaderUpToProducer(ReaderOf(reader), filename_queue.queue, num_records),
+                        {DType::kString, DType::kString},
+                        {PartialShape(TensorShape({})), PartialShape(TensorShape({}))},
+                        {"key", "value"}};
+}
+
+ProducerHandle NewDequeueProducer(const QueueHandle& q) {
+  return ProducerHandle{train::DequeueProducer(q.queue), q.queue->dtypes(), q.queue->shapes(), q.queue->names()};
+}
+
+// The native stages of train/producer_ops.h; their build errors
+// (InvalidArgument) become ValueError in sluice/_input.py.
+
+// Each example's string scalar `value_index` parsed as a tf.train.Example
+// (parse_single_example); the outputs, in the parser's (sorted) order,
+// replace the example. A VarLenFeature/SparseFeature is three components
+// ("<key>/indices", "<key>/values", "<key>/dense_shape").
+ProducerHandle NewParseExampleProducer(const ProducerHandle& input, nb::handle parser_obj, int value_index) {
+  if (value_index < 0) throw nb::value_error("value_index must name a string component of the producer");
+  return ValueOrThrow(train::MapParseExample(input, ExampleParserOf(parser_obj), static_cast<size_t>(value_index)));
+}
+
+size_t ComponentIndex(int component) {
+  if (component < 0) throw nb::value_error("component must be >= 0");
+  return static_cast<size_t>(component);
+}
+
+ProducerHandle NewDecodeJpegProducer(const ProducerHandle& input, int component, int channels, int ratio,
+                                     bool fancy_upscaling, const std::string& dct_method) {
+  image::DecodeJpegOptions o;
+  o.channels = channels;
+  o.ratio = ratio;
+  o.fancy_upscaling = fancy_upscaling;
+  o.dct_method = dct_method;
+  return ValueOrThrow(train::MapDecodeJpeg(input, ComponentIndex(component), std::move(o)));
+}
+
+image::ResizeMethod ResizeMethodOf(const std::string& name) {
+  std::optional<image::ResizeMethod> m = image::ResizeMethodFromName(name);
+  if (!m) throw nb::value_error(("unknown resize method '" + name + "'").c_str());
+  return *m;
+}
+
+// `sampler`: "torchvision" or "tensorflow"; `data_format`: "CHW" or "HWC".
+ProducerHandle NewRandomResizedCropProducer(const ProducerHandle& input, int component, int64_t height,
+                                            int64_t width, std::pair<double, double> scale,
+                                            std::pair<double, double> ratio, float flip_probability,
+                                            const std::vector<float>& mean, const std::vector<float>& stddev,
+                                            const std::string& data_format, const std::string& sampler,
+                                            const std::string& method, bool antialias, int channels,
+                                            int32_t max_attempts, bool dct_scaling, const std::string& dct_method,
+                                            uint64_t seed) {
+  image::RandomResizedCropOptions o;
+  o.height = height;
+  o.width = width;
+  o.scale = {scale.first, scale.second};
+  o.ratio = {ratio.first, ratio.second};
+  o.flip_probability = flip_probability;
+  o.normalize.mean = mean;
+  o.normalize.stddev = stddev;
+  if (data_format == "CHW" || data_format == "NCHW") {
+    o.normalize.data_format = image::DataFormat::kCHW;
+  } else if (data_format == "HWC" || data_format == "NHWC") {
+    o.normalize.data_format = image::DataFormat::kHWC;
+  } else {
+    throw nb::value_error(("data_format must be 'CHW' or 'HWC', not '" + data_format + "'").c_str());
+  }
+  if (sampler == "torchvision") {
+    o.sampler = image::CropSampler::kTorchvision;
+  } else if (sampler == "tensorflow") {
+    o.sampler = image::CropSampler::kTensorFlow;
+  } else {
+    throw nb::value_error(("sampler must be 'torchvision' or 'tensorflow', not '" + sampler + "'").c_str());
+  }
+  o.method = ResizeMethodOf(method);
+  o.antialias = antialias;
+  o.channels = channels;
+  o.max_attempts = max_attempts;
+  o.dct_scaling = dct_scaling;
+  o.dct_method = dct_method;
+  return ValueOrThrow(train::MapRandomResizedCrop(input, ComponentIndex(component), std::move(o), seed));
+}
+
+ProducerHandle NewSelectProducer(const ProducerHandle& input, const std::vector<int>& components) {
+  std::vector<size_t> indices;
+  for (int c : components) indices.push_back(ComponentIndex(c));
+  return ValueOrThrow(train::MapSelect(input, std::move(indices)));
+}
+
+// Calls the input producer until `predicate` (a Python function of the list
+// of components, returning a truth value) accepts an example.
+ProducerHandle NewFilterProducer(const ProducerHandle& input, nb::handle predicate) {
+  auto ref = std::make_shared<PyObjectRef>(predicate);
+  ProducerHandle out = input;
+  train::Producer in = input.producer;
+  out.producer = [in, ref]() -> Result<Element> {
+    while (true) {
+      Result<Element> e = in();
+      if (!e.ok()) return e;
+      Result<bool> keep = WithGil<bool>([&] { return nb::cast<bool>(nb::bool_(ref->get()(ElementToPython(*e)))); });
+      if (!keep.ok()) return keep.status();
+      if (*keep) return e;
+    }
+  };
+  return out;
+}
+
+ProducerHandle NewLimitEpochsProducer(const ProducerHandle& input, std::optional<int64_t> num_epochs) {
+  ProducerHandle out = input;
+  out.producer = ValueOrThrow(train::LimitEpochs(input.producer, num_epochs));
+  return out;
+}
+
+std::vector<Tensor> ToTensors(const nb::list& values, const std::vector<DType>& dtypes) {
+  if (values.size() != dtypes.size()) throw nb::value_error("one dtype per value is required");
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < dtypes.size(); ++i) out.push_back(PythonToTensor(values[i], dtypes[i]));
+  return out;
+}
+
+ProducerHandle NewLimitEpochsValue(const nb::list& values, const std::vector<int>& dtypes,
+                                   std::optional<int64_t> num_epochs) {
+  ProducerHandle out;
+  out.dtypes = ToDTypes(dtypes);
+  std::vector<Tensor> tensors = ToTensors(values, out.dtypes);
+  for (const Tensor& t : tensors) out.shapes.push_back(PartialShape(t.shape()));
+  out.producer = ValueOrThrow(train::LimitEpochs(Element(std::move(tensors)), num_epochs));
+  return out;
+}
+
+// ---- Input producers (queues) ----------------------------------------------------
+
+// The options shared by the input producers; sluice/train.py passes them all.
+train::ProducerOptions ToProducerOptions(std::optional<int64_t> num_epochs, bool shuffle,
+                                         std::optional<int64_t> seed, int32_t capacity,
+                                         const std::string& shared_name, const std::string& name) {
+  train::ProducerOptions o;
+  o.num_epochs = num_epochs;
+  o.shuffle = shuffle;
+  o.seed = seed;
+  o.capacity = capacity;
+  o.shared_name = shared_name;
+  o.name = name;
+  return o;
+}
+
+QueueHandle QueueOf(Result<train::ProducerQueue> made) { return QueueHandle{ValueOrThrow(std::move(made)).queue}; }
+
+// `values`: a list of bytes (sluice/train.py encodes str).
+QueueHandle NewStringInputProducer(const nb::list& values, std::optional<int64_t> num_epochs, bool shuffle,
+                                   std::optional<int64_t> seed, int32_t capacity, const std::string& shared_name,
+                                   const std::string& name) {
+  std::vector<std::string> strings;
+  for (nb::handle v : values) {
+    nb::bytes b = nb::cast<nb::bytes>(v);
+    strings.emplace_back(b.c_str(), b.size());
+  }
+  return QueueOf(train::StringInputProducer(strings,
+                                            ToProducerOptions(num_epochs, shuffle, seed, capacity, shared_name, name)));
+}
+
+QueueHandle NewRangeInputProducer(int32_t limit, std::optional<int64_t> num_epochs, bool shuffle,
+                                  std::optional<int64_t> seed, int32_t capacity, const std::string& shared_name,
+                                  const std::string& name) {
+  return QueueOf(
+      train::RangeInputProducer(limit, ToProducerOptions(num_epochs, shuffle, seed, capacity, shared_name, name)));
+}
+
+QueueHandle NewInputProducer(nb::handle value, int dtype, nb::handle element_shape, std::optional<int64_t> num_epochs,
+                             bool shuffle, std::optional<int64_t> seed, int32_t capacity,
+                             const std::string& shared_name, const std::string& name) {
+  Tensor input = PythonToTensor(value, static_cast<DType>(dtype));
+  train::InputProducerOptions o;
+  static_cast<train::ProducerOptions&>(o) = ToProducerOptions(num_epochs, shuffle, seed, capacity, shared_name, name);
+  if (!element_shape.is_none()) o.element_shape = ToShape(element_shape);
+  return QueueOf(train::InputProducer(std::move(input), std::move(o)));
+}
+
+ProducerHandle NewSliceInputProducer(const nb::list& values, const std::vector<int>& dtypes,
+                                     std::optional<int64_t> num_epochs, bool shuffle, std::optional<int64_t> seed,
+                                     int32_t capacity, const std::string& shared_name, const std::string& name) {
+  ProducerHandle out;
+  out.dtypes = ToDTypes(dtypes);
+  std::vector<Tensor> tensors = ToTensors(values, out.dtypes);
+  for (const Tensor& t : tensors) {
+    if (t.rank() < 1) throw nb::value_error("slice_input_producer: every tensor must have rank >= 1");
+    std::span<const int64_t> dims = t.shape().dims();
+    out.shapes.push_back(PartialShape(std::vector<int64_t>(dims.begin() + 1, dims.end())));
+  }
+  out.producer = ValueOrThrow(train::SliceInputProducer(
+      std::move(tensors), ToProducerOptions(num_epochs, shuffle, seed, capacity, shared_name, name)));
+  return out;
+}
+
+nb::list MatchFilenamesOnce(const std::vector<std::string>& patterns) {
+  Result<std::vector<std::string>> files = [&] {
+    GilRelease release;
+    return train::MatchFilenamesOnce(patterns);
+  }();
+  nb::list out;
+  for (const std::string& f : ValueOrThrow(std::move(files))) out.append(nb::bytes(f.data(), f.size()));
+  return out;
+}
+
+// ---- Batchers --------------------------------------------------------------------
+
+// Holds a batcher's output. Dropping the last reference to its runner stops
+// and joins the runner's threads, which may wait for the GIL (Python
+// producers), so the destructor lets the GIL go first.
+struct BatchHandle {
+  std::optional<train::BatchQueue> batch;
+
+  explicit BatchHandle(train::BatchQueue b) : batch(std::move(b)) {}
+  BatchHandle(const BatchHandle&) = delete;
+  BatchHandle& operator=(const BatchHandle&) = delete;
+  ~BatchHandle() {
+    if (!batch) return;
+    if (!Py_IsInitialized() || !PyGILState_Check()) {
+      batch.reset();
+      return;
+    }
+    GilRelease release;
+    batch.reset();
+  }
+};
+
+// kind: "batch" or "shuffle_batch"; `join`: one thread per producer;
+// keep_input: a constant (sluice/train.py turns a predicate into a filter
+// producer).
+std::unique_ptr<BatchHandle> NewBatcher(const std::string& kind, const std::vector<const ProducerHandle*>& producers,
+                                        bool join, bool keep_input, int64_t batch_size, int num_threads,
+                                        int32_t capacity, bool enqueue_many, const std::vector<int>& dtypes,
+                                        const nb::list& shapes, bool dynamic_pad, bool allow_smaller_final_batch,
+                                        const std::string& shared_name, const std::string& name,
+                                        int32_t min_after_dequeue, std::optional<int64_t> seed) {
+  train::ShuffleBatchOptions o;
+  o.batch_size = batch_size;
+  o.num_threads = num_threads;
+  o.capacity = capacity;
+  o.enqueue_many = enqueue_many;
+  o.dtypes = ToDTypes(dtypes);
+  o.shapes = ToShapes(shapes);
+  o.dynamic_pad = dynamic_pad;
+  o.allow_smaller_final_batch = allow_smaller_final_batch;
+  o.shared_name = shared_name;
+  o.name = name;
+  o.min_after_dequeue = min_after_dequeue;
+  o.seed = seed;
+  std::vector<train::Producer> fns;
+  for (const ProducerHandle* p : producers) fns.push_back(p->producer);
+  const bool shuffle = kind == "shuffle_batch";
+  if (!shuffle && kind != "batch") throw nb::value_error("kind must be 'batch' or 'shuffle_batch'");
+  if (!join && fns.size() != 1) throw nb::value_error("exactly one producer is required");
+  // Built and unwrapped in one expression: a Result assigned after its
+  // construction trips gcc 12's -Wmaybe-uninitialized on BatchQueue's move.
+  auto make = [&]() -> Result<train::BatchQueue> {
+    if (join) {
+      return shuffle ? train::MaybeShuffleBatchJoin(std::move(fns), keep_input, std::move(o))
+                     : train::MaybeBatchJoin(std::move(fns), keep_input, std::move(o));
+    }
+    return shuffle ? train::MaybeShuffleBatch(std::move(fns[0]), keep_input, std::move(o))
+                   : train::MaybeBatch(std::move(fns[0]), keep_input, static_cast<train::BatchOptions>(o));
+  };
+  return std::make_unique<BatchHandle>(ValueOrThrow(make()));
+}
+
+nb::list DequeueBatch(const BatchHandle& h, std::optional<double> timeout) {
+  const train::BatchQueue& b = *h.batch;
+  BlockingCall call(timeout);
+  Result<Element> e = call.Run([&] { return b.Dequeue(call.wait<queue::WaitOptions>()); });
+  ThrowIfError(e.status());  // as in CallProducer
+  return ElementToPython(*e);
+}
+
+// ---- Queue statistics ---------------------------------------------------------------
+
+nb::dict StatsToPython(const queue::QueueStats& s) {
+  nb::dict d;
+  d["id"] = s.id;
+  d["name"] = s.name;
+  d["type"] = s.type;
+  d["capacity"] = s.capacity;
+  d["min_after_dequeue"] = s.min_after_dequeue;
+  d["size"] = s.size;
+  d["fraction_full"] = s.fraction_full();
+  d["fraction_over_min_full"] = s.fraction_over_min_full();
+  d["enqueued"] = s.enqueued;
+  d["dequeued"] = s.dequeued;
+  d["closed"] = s.closed;
+  return d;
+}
+
+nb::list AllQueueStats() {
+  std::vector<queue::QueueStats> stats;
+  {
+    GilRelease release;  // takes every queue's lock in turn
+    stats = queue::AllQueueStats();
+  }
+  nb::list out;
+  for (const queue::QueueStats& s : stats) out.append(StatsToPython(s));
+  return out;
+}
+
+// Owns a monitor; its destructor joins the sampling thread, without the GIL
+// (the thread never takes it, but a sample may wait on a queue's lock).
+struct MonitorHandle {
+  std::unique_ptr<train::QueueMonitor> monitor;
+
+  explicit MonitorHandle(std::unique_ptr<train::QueueMonitor> m) : monitor(std::move(m)) {}
+  MonitorHandle(const MonitorHandle&) = delete;
+  MonitorHandle& operator=(const MonitorHandle&) = delete;
+  ~MonitorHandle() {
+    if (!Py_IsInitialized() || !PyGILState_Check()) {
+      monitor.reset();
+      return;
+    }
+    GilRelease release;
+    monitor.reset();
+  }
+};
+
+std::unique_ptr<MonitorHandle> NewMonitor(double interval_secs, size_t history) {
+  if (!(interval_secs > 0)) throw nb::value_error("interval_secs must be > 0");
+  train::QueueMonitorOptions o;
+  o.interval = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(interval_secs));
+  o.history = history;
+  return std::make_unique<MonitorHandle>(ValueOrThrow(train::QueueMonitor::Create(std::move(o))));
+}
+
+nb::list MonitorSeries(const MonitorHandle& h) {
+  std::vector<train::QueueSeries> series;
+  {
+    GilRelease release;
+    series = h.monitor->Series();
+  }
+  nb::list out;
+  for (const train::QueueSeries& s : series) {
+    nb::dict d;
+    d["id"] = s.id;
+    d["name"] = s.name;
+    d["type"] = s.type;
+    d["capacity"] = s.capacity;
+    d["min_after_dequeue"] = s.min_after_dequeue;
+    d["enqueue_rate"] = s.enqueue_rate();
+    d["dequeue_rate"] = s.dequeue_rate();
+    d["mean_fraction_full"] = s.mean_fraction_full();
+    nb::list points;
+    const auto origin = s.points.empty() ? train::QueueSeries::Clock::time_point() : s.points.front().time;
+    for (const train::QueueSeries::Point& p : s.points) {
+      nb::dict pd;
+      pd["time"] = std::chrono::duration<double>(p.time - origin).count();
+      pd["size"] = p.size;
+      pd["fraction_full"] = p.fraction_full;
+      pd["enqueued"] = p.enqueued;
+      pd["dequeued"] = p.dequeued;
+      pd["closed"] = p.closed;
+      points.append(pd);
+    }
+    d["points"] = points;
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+void BindPipeline(nb::module_& m) {
+  nb::class_<ProducerHandle>(m, "Producer",
+                             "A train::Producer and its output signature (see sluice.train.NativeProducer).")
+      .def("__call__", &CallProducer, "One call, without the GIL: a list of components.")
+      .def_prop_ro("dtypes", [](const ProducerHandle& h) { return FromDTypes(h.dtypes); })
+      .def_prop_ro("shapes", [](const ProducerHandle& h) { return FromShapes(h.shapes); })
+      .def_prop_ro("names", [](const ProducerHandle& h) { return h.names; });
+  m.def("python_producer", &NewPythonProducer, nb::arg("fn"), nb::arg("dtypes"), nb::arg("shapes"));
+  m.def("reader_producer", &NewReaderProducer, nb::arg("reader"), nb::arg("filename_queue"));
+  m.def("reader_up_to_producer", &NewReaderUpToProducer, nb::arg("reader"), nb::arg("filename_queue"),
+        nb::arg("num_records"));
+  m.def("dequeue_producer", &NewDequeueProducer, nb::arg("queue"));
+  m.def("parse_example_producer", &NewParseExampleProducer, nb::arg("producer"), nb::arg("parser"),
+        nb::arg("value_index"));
+  m.def("decode_jpeg_producer", &NewDecodeJpegProducer, nb::arg("producer"), nb::arg("component"),
+        nb::arg("channels"), nb::arg("ratio"), nb::arg("fancy_upscaling"), nb::arg("dct_method"));
+  m.def("random_resized_crop_producer", &NewRandomResizedCropProducer, nb::arg("producer"), nb::arg("component"),
+        nb::arg("height"), nb::arg("width"), nb::arg("scale"), nb::arg("ratio"), nb::arg("flip_probability"),
+        nb::arg("mean"), nb::arg("stddev"), nb::arg("data_format"), nb::arg("sampler"), nb::arg("method"),
+        nb::arg("antialias"), nb::arg("channels"), nb::arg("max_attempts"), nb::arg("dct_scaling"),
+        nb::arg("dct_method"), nb::arg("seed"));
+  m.def("select_producer", &NewSelectProducer, nb::arg("producer"), nb::arg("components"));
+  m.def("filter_producer", &NewFilterProducer, nb::arg("producer"), nb::arg("predicate"));
+  m.def("limit_epochs_producer", &NewLimitEpochsProducer, nb::arg("producer"), nb::arg("num_epochs").none());
+  m.def("limit_epochs_value", &NewLimitEpochsValue, nb::arg("values"), nb::arg("dtypes"),
+        nb::arg("num_epochs").none());
+
+  m.def("string_input_producer", &NewStringInputProducer, nb::arg("strings"), nb::arg("num_epochs").none(),
+        nb::arg("shuffle"), nb::arg("seed").none(), nb::arg("capacity"), nb::arg("shared_name"), nb::arg("name"));
+  m.def("range_input_producer", &NewRangeInputProducer, nb::arg("limit"), nb::arg("num_epochs").none(),
+        nb::arg("shuffle"), nb::arg("seed").none(), nb::arg("capacity"), nb::arg("shared_name"), nb::arg("name"));
+  m.def("input_producer", &NewInputProducer, nb::arg("value"), nb::arg("dtype"), nb::arg("element_shape").none(),
+        nb::arg("num_epochs").none(), nb::arg("shuffle"), nb::arg("seed").none(), nb::arg("capacity"),
+        nb::arg("shared_name"), nb::arg("name"));
+  m.def("slice_input_producer", &NewSliceInputProducer, nb::arg("values"), nb::arg("dtypes"),
+        nb::arg("num_epochs").none(), nb::arg("shuffle"), nb::arg("seed").none(), nb::arg("capacity"),
+        nb::arg("shared_name"), nb::arg("name"));
+  m.def("match_filenames_once", &MatchFilenamesOnce, nb::arg("patterns"));
+
+  nb::class_<BatchHandle>(m, "BatchQueue", "train::BatchQueue: the output of a batcher.")
+      .def("dequeue", &DequeueBatch, nb::arg("timeout") = nb::none(),
+           "The next batch (a list of components), without the GIL.")
+      .def_prop_ro("queue", [](const BatchHandle& h) { return QueueHandle{h.batch->queue()}; })
+      .def_prop_ro("batch_size", [](const BatchHandle& h) { return h.batch->batch_size(); })
+      .def_prop_ro("runner_name", [](const BatchHandle& h) { return h.batch->runner()->name(); });
+  m.def("new_batcher", &NewBatcher, nb::arg("kind"), nb::arg("producers"), nb::arg("join"), nb::arg("keep_input"),
+        nb::arg("batch_size"), nb::arg("num_threads"), nb::arg("capacity"), nb::arg("enqueue_many"),
+        nb::arg("dtypes"), nb::arg("shapes"), nb::arg("dynamic_pad"), nb::arg("allow_smaller_final_batch"),
+        nb::arg("shared_name"), nb::arg("name"), nb::arg("min_after_dequeue"), nb::arg("seed").none());
+
+  m.def("_shutdown_python_producers", &ShutdownPythonProducers,
+        "atexit hook (sluice/_input.py): Python producers stop taking the GIL.");
+  m.def("all_queue_stats", &AllQueueStats, "queue::AllQueueStats(): one dict per live queue, in creation order.");
+  nb::class_<MonitorHandle>(m, "QueueMonitor", "train::QueueMonitor (see sluice.train.QueueMonitor).")
+      .def(nb::new_(&NewMonitor), nb::arg("interval_secs"), nb::arg("history"))
+      .def("start", [](MonitorHandle& h) { ThrowIfError(h.monitor->Start()); })
+      .def("stop",
+           [](MonitorHandle& h) {
+             GilRelease release;
+             h.monitor->Stop();
+           })
+      .def("sample",
+           [](MonitorHandle& h) {
+             GilRelease release;
+             h.monitor->Sample();
+           })
+      .def("series", &MonitorSeries)
+      .def("report", [](const MonitorHandle& h) {
+        GilRelease release;
+        return h.monitor->Report();
+      });
+}
+
+}  // namespace sluice::python
