@@ -4,7 +4,9 @@
 # tools (python/requirements-dev.txt).
 # Idempotent: installs only what is missing; runs `apt-get update` only then.
 #   bash scripts/install-deps.sh                  system packages + .venv
-#   SLUICE_PEERS=1 bash scripts/install-deps.sh   also the benchmark peers (TensorFlow)
+#   SLUICE_COMPAT=1 bash scripts/install-deps.sh  also TensorFlow, the compatibility tests' reference
+#   SLUICE_PEERS=1 bash scripts/install-deps.sh   also every benchmark peer (TensorFlow, PyTorch,
+#                                                 Pillow, OpenCV)
 # Needs root or sudo for apt-get (only when a package is missing).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -49,4 +51,6 @@ pip=("$here/.venv/bin/python" -m pip install -q --disable-pip-version-check --no
 "${pip[@]}" -r "$here/python/requirements-dev.txt"
 if [ "${SLUICE_PEERS:-0}" = "1" ]; then
   "${pip[@]}" -r "$here/bench/requirements-peers.txt"
+elif [ "${SLUICE_COMPAT:-0}" = "1" ]; then
+  "${pip[@]}" -r "$here/python/requirements-compat.txt"
 fi

@@ -12,9 +12,9 @@ build="${SLUICE_BUILD_DIR:-build}"
 jobs="${SLUICE_JOBS:-2}"
 
 echo "== install-deps"
-# SLUICE_PEERS=1: TensorFlow too, the reference the compatibility tests
+# SLUICE_COMPAT=1: TensorFlow too, the reference the compatibility tests
 # compare against (they skip without it; CI always has it).
-SLUICE_PEERS="${SLUICE_PEERS:-1}" bash scripts/install-deps.sh
+SLUICE_COMPAT="${SLUICE_COMPAT:-1}" bash scripts/install-deps.sh
 
 echo "== build ($build)"
 bash scripts/build.sh

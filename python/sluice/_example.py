@@ -603,6 +603,31 @@ class _FeatureRepeated(list):
         return list, (list(self),)
 
 
+def _map_entries(view):
+    """(key, value) of each entry of a map<string, message> field (number 1)
+    in `view`, in wire order; value is None for an entry without one."""
+    for field, entry in _length_delimited_fields(view):
+        if field != 1:
+            continue
+        key, value = "", None
+        for f, v in _length_delimited_fields(entry):
+            if f == 1:
+                key = _decode_key(v)
+            elif f == 2:
+                value = v
+        yield key, value
+
+
+def _map_text(mapping, name, indent):
+    """Text format of a map<string, message> field, keys in byte order."""
+    pad = " " * indent
+    out = []
+    for key in sorted(mapping, key=lambda k: k.encode("utf-8")):
+        out.append('%s%s {\n%s  key: "%s"\n%s  value {\n%s%s  }\n%s}\n' % (
+            pad, name, pad, _escape(key.encode("utf-8")), pad, mapping[key]._text(indent + 4), pad, pad))
+    return "".join(out)
+
+
 def _features_items(feature_map, what):
     items = []
     for key, feature in feature_map.items():
@@ -645,15 +670,7 @@ class Features(_Message):
         return len(view)
 
     def _merge(self, view):
-        for field, entry in _length_delimited_fields(view):
-            if field != 1:
-                continue
-            key, value = "", None
-            for f, v in _length_delimited_fields(entry):
-                if f == 1:
-                    key = _decode_key(v)
-                elif f == 2:
-                    value = v
+        for key, value in _map_entries(view):
             feature = Feature()
             if value is not None:
                 feature._load(value)
@@ -663,12 +680,7 @@ class Features(_Message):
         self._feature = _MessageMap(Feature)
 
     def _text(self, indent):
-        pad = " " * indent
-        out = []
-        for key in sorted(self._feature, key=lambda k: k.encode("utf-8")):
-            out.append('%sfeature {\n%s  key: "%s"\n%s  value {\n%s%s  }\n%s}\n' % (
-                pad, pad, _escape(key.encode("utf-8")), pad, self._feature[key]._text(indent + 4), pad, pad))
-        return "".join(out)
+        return _map_text(self._feature, "feature", indent)
 
 
 class FeatureList(_Message):
@@ -760,15 +772,7 @@ class FeatureLists(_Message):
         return len(view)
 
     def _merge(self, view):
-        for field, entry in _length_delimited_fields(view):
-            if field != 1:
-                continue
-            key, value = "", None
-            for f, v in _length_delimited_fields(entry):
-                if f == 1:
-                    key = _decode_key(v)
-                elif f == 2:
-                    value = v
+        for key, value in _map_entries(view):
             fl = FeatureList()
             if value is not None:
                 fl._merge(value)
@@ -778,13 +782,7 @@ class FeatureLists(_Message):
         self._feature_list = _MessageMap(FeatureList)
 
     def _text(self, indent):
-        pad = " " * indent
-        out = []
-        for key in sorted(self._feature_list, key=lambda k: k.encode("utf-8")):
-            out.append('%sfeature_list {\n%s  key: "%s"\n%s  value {\n%s%s  }\n%s}\n' % (
-                pad, pad, _escape(key.encode("utf-8")), pad, self._feature_list[key]._text(indent + 4), pad,
-                pad))
-        return "".join(out)
+        return _map_text(self._feature_list, "feature_list", indent)
 
 
 # ---- top-level messages --------------------------------------------------------------------
