@@ -74,47 +74,40 @@ class SlotTable {
   }
 
   Result<int> AddSparse(const std::string& key, DType dtype) {
-    auto it = by_key_.find(key);
-    if (it == by_key_.end()) {
-      Slot s;
-      s.key = key;
-      s.kind = SlotKind::kSparse;
-      s.dtype = dtype;
-      return Insert(std::move(s));
-    }
-    const Slot& s = plan_->slots[it->second];
-    if (s.kind != SlotKind::kSparse) return Intersect(s.kind, SlotKind::kSparse, key);
-    if (s.dtype != dtype) {
-      return errors::InvalidArgument("Conflicting type ", TfTypeName(s.dtype), " vs ", TfTypeName(dtype),
-                                     " for feature ", key, ".");
-    }
-    return it->second;
+    return AddShared(key, SlotKind::kSparse, dtype, DType::kInvalid);
   }
 
   Result<int> AddRagged(const std::string& key, DType dtype, DType splits_dtype) {
+    return AddShared(key, SlotKind::kRagged, dtype, splits_dtype);
+  }
+
+ private:
+  // A sparse or ragged slot, which several outputs may share (a VarLen key
+  // also used by a SparseFeature, a ragged partition key used twice): the
+  // existing slot of `key` if its kind and types agree, else a new one.
+  Result<int> AddShared(const std::string& key, SlotKind kind, DType dtype, DType splits_dtype) {
     auto it = by_key_.find(key);
     if (it == by_key_.end()) {
       Slot s;
       s.key = key;
-      s.kind = SlotKind::kRagged;
+      s.kind = kind;
       s.dtype = dtype;
-      s.splits_dtype = splits_dtype;
+      if (kind == SlotKind::kRagged) s.splits_dtype = splits_dtype;
       return Insert(std::move(s));
     }
     const Slot& s = plan_->slots[it->second];
-    if (s.kind != SlotKind::kRagged) return Intersect(s.kind, SlotKind::kRagged, key);
+    if (s.kind != kind) return Intersect(s.kind, kind, key);
     if (s.dtype != dtype) {
       return errors::InvalidArgument("Conflicting type ", TfTypeName(s.dtype), " vs ", TfTypeName(dtype),
                                      " for feature ", key, ".");
     }
-    if (s.splits_dtype != splits_dtype) {
+    if (kind == SlotKind::kRagged && s.splits_dtype != splits_dtype) {
       return errors::InvalidArgument("Conflicting partition type ", TfTypeName(s.splits_dtype), " vs ",
                                      TfTypeName(splits_dtype), " for feature ", key, ".");
     }
     return it->second;
   }
 
- private:
   // TF: "Dense and sparse keys must not intersect; intersection: {'k'}".
   static Status Intersect(SlotKind a, SlotKind b, const std::string& key) {
     auto is_dense = [](SlotKind k) { return k == SlotKind::kDense || k == SlotKind::kDenseVarLen; };
