@@ -30,6 +30,13 @@
 //                                 context as dct_scaling_diff_112
 //   image/resize_flip_normalize/sluice  the resize + flip + normalise step
 //                                 alone, on 32 crops decoded beforehand
+//   .../sluice_portable, .../sluice_sse2  image/rrc/sluice and the step
+//                                 above with the resize kernel forced
+//                                 (src/image/resize_kernels.h): the portable
+//                                 resampler and the baseline SSE2 kernel,
+//                                 against the kernel picked at run time
+//                                 (AVX2 + FMA where the CPU has it), A/B in
+//                                 one process
 // Iteration n uses image n % 16 of the quality and seed n % 256, so the
 // decode_and_crop and rrc rows decode exactly the same boxes.
 #include <benchmark/benchmark.h>
@@ -45,10 +52,14 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+// Internal (not installed): lets the A/B rows force a resize kernel. The
+// benchmark target has only include/ on its path, hence the relative path.
+#include "image/resize_kernels.h"
 #include "sluice/image/codec.h"
 #include "sluice/image/geometry.h"
 #include "sluice/image/random_resized_crop.h"
@@ -57,6 +68,7 @@
 namespace {
 
 using sluice::DType;
+using sluice::image::internal::ResizeKernel;
 using sluice::Tensor;
 using sluice::TensorShape;
 namespace image = sluice::image;
@@ -256,7 +268,25 @@ void BM_DecodeAndCropSluice(benchmark::State& state, int q) {
 
 // The resize + flip + normalise step alone, on crops decoded beforehand
 // (the first 32 (image, seed) boxes): what the fused op adds to the decode.
-void BM_ResizeFlipNormalizeSluice(benchmark::State& state, int q) {
+// Forces `kernel` (nullopt: the automatic choice) while a benchmark runs;
+// false (and the benchmark skipped) if this CPU lacks it.
+class KernelScope {
+ public:
+  KernelScope(benchmark::State& state, std::optional<ResizeKernel> kernel) {
+    if (!kernel) return;
+    if (!sluice::image::internal::ResizeKernelSupported(*kernel)) {
+      state.SkipWithError("resize kernel not supported on this CPU");
+      return;
+    }
+    force_.emplace(*kernel);
+  }
+
+ private:
+  std::optional<sluice::image::internal::ScopedResizeKernelForTesting> force_;
+};
+
+void BM_ResizeFlipNormalizeSluice(benchmark::State& state, int q, std::optional<ResizeKernel> kernel) {
+  KernelScope scope(state, kernel);
   const auto& jpegs = g_jpegs[q];
   constexpr uint64_t kCrops = 32;
   std::vector<Tensor> crops;
@@ -283,7 +313,9 @@ void BM_ResizeFlipNormalizeSluice(benchmark::State& state, int q) {
   Finish(state);
 }
 
-void BM_RandomResizedCropSluice(benchmark::State& state, int q, bool antialias, int64_t size, bool dct_scaling) {
+void BM_RandomResizedCropSluice(benchmark::State& state, int q, bool antialias, int64_t size, bool dct_scaling,
+                                std::optional<ResizeKernel> kernel) {
+  KernelScope scope(state, kernel);
   const auto& jpegs = g_jpegs[q];
   image::RandomResizedCropOptions o = RrcOptions(antialias);
   o.height = o.width = size;
@@ -337,11 +369,16 @@ void RegisterAll() {
     add("image/decode/sluice", BM_DecodeSluice);
     add("image/decode_and_crop/libjpeg_direct", BM_DecodeAndCropLibjpeg);
     add("image/decode_and_crop/sluice", BM_DecodeAndCropSluice);
-    add("image/resize_flip_normalize/sluice", BM_ResizeFlipNormalizeSluice);
-    add("image/rrc/sluice", BM_RandomResizedCropSluice, false, int64_t{224}, false);
-    add("image/rrc_antialias/sluice", BM_RandomResizedCropSluice, true, int64_t{224}, false);
-    add("image/rrc112/sluice", BM_RandomResizedCropSluice, false, int64_t{112}, false);
-    add("image/rrc112_dct/sluice", BM_RandomResizedCropSluice, false, int64_t{112}, true);
+    const std::optional<ResizeKernel> automatic, portable = ResizeKernel::kPortable, sse2 = ResizeKernel::kSse2;
+    add("image/resize_flip_normalize/sluice", BM_ResizeFlipNormalizeSluice, automatic);
+    add("image/resize_flip_normalize/sluice_portable", BM_ResizeFlipNormalizeSluice, portable);
+    add("image/resize_flip_normalize/sluice_sse2", BM_ResizeFlipNormalizeSluice, sse2);
+    add("image/rrc/sluice", BM_RandomResizedCropSluice, false, int64_t{224}, false, automatic);
+    add("image/rrc/sluice_portable", BM_RandomResizedCropSluice, false, int64_t{224}, false, portable);
+    add("image/rrc/sluice_sse2", BM_RandomResizedCropSluice, false, int64_t{224}, false, sse2);
+    add("image/rrc_antialias/sluice", BM_RandomResizedCropSluice, true, int64_t{224}, false, automatic);
+    add("image/rrc112/sluice", BM_RandomResizedCropSluice, false, int64_t{112}, false, automatic);
+    add("image/rrc112_dct/sluice", BM_RandomResizedCropSluice, false, int64_t{112}, true, automatic);
   }
 }
 

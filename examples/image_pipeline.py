@@ -93,7 +93,8 @@ def check(batch, args, seen, problems):
     if images.shape != (args.batch, 3, args.size, args.size) or labels.shape != (args.batch,):
         problems["bad shapes"] += 1
         return
-    red = (images[:, 0].mean(axis=(1, 2)) * STD[0] + MEAN[0]) * 255.0
+    # The mean of every 4th pixel of every 4th row: enough to see the colour, and cheap.
+    red = (images[:, 0, ::4, ::4].mean(axis=(1, 2)) * STD[0] + MEAN[0]) * 255.0
     for i, label, level in zip(ids.tolist(), labels.tolist(), red.tolist()):
         if not 0 <= i < args.images or label != i % CLASSES:
             problems["wrong labels"] += 1

@@ -28,6 +28,7 @@ evaluated, sluice takes *producers*:
 import atexit
 import collections
 import itertools
+import logging
 import operator
 import threading
 
@@ -37,6 +38,8 @@ from sluice import _core
 from sluice import dtypes as _dtypes
 from sluice import errors
 from sluice import queue as _queue
+
+_logger = logging.getLogger("sluice.train")
 
 # At exit, Python producers still running on C++ threads stop taking the GIL
 # (which a finalizing interpreter would answer by ending the thread).
@@ -177,9 +180,30 @@ def _build(fn, *args):
 
 
 def _check_cancel_op(cancel_op):
-    if cancel_op is not None:
-        raise NotImplementedError("cancel_op is not supported: the queue is closed with "
-                                  "cancel_pending_enqueues=True when the Coordinator stops")
+    if cancel_op is not None and not callable(cancel_op):
+        raise TypeError("cancel_op must be a callable, not %s" % type(cancel_op).__name__)
+
+
+def _cancel_producer(cancel_op):
+    """`cancel_op` (None, or a callable) as a _core.Producer of no components, for a C++ runner's cancel op.
+
+    A producer because bind_pipeline.cc's Python producers already call
+    Python from C++ threads safely (taking the GIL; never once the
+    interpreter exits). As TensorFlow's QueueRunner._close_on_stop does,
+    an exception from `cancel_op` is logged (debug level) and ignored:
+    ``coord.join()`` does not raise it.
+    """
+    if cancel_op is None:
+        return None
+
+    def cancel():
+        try:
+            cancel_op()
+        except Exception as e:  # TF: "Intentionally ignore errors from cancel_op."
+            _logger.debug("Ignored exception: %s", e)
+        return []
+
+    return _core.python_producer(cancel, [], [])
 
 
 # ---- native producers ---------------------------------------------------------------------
@@ -373,7 +397,7 @@ def _wrap_queue(core_queue):
     """A sluice.queue.FIFOQueue over a queue made in C++."""
     q = _queue.FIFOQueue.__new__(_queue.FIFOQueue)
     dtypes = [_dtypes.as_dtype(d) for d in core_queue.dtypes]
-    shapes = [_py_shape(s) for s in core_queue.shapes] or None
+    shapes = list(core_queue.shapes) or None  # already tuples with None for unknown dims
     _queue.QueueBase.__init__(q, dtypes, shapes, list(core_queue.names) or None, core_queue)
     return q
 
@@ -393,16 +417,23 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
     `num_epochs` epochs (None: forever), then closes the queue. Returns the
     queue. `summary_name` is ignored (see :func:`sluice.queue.all_queue_stats`).
 
+    `cancel_op`: a callable the runner calls (on a C++ thread, with the GIL)
+    when the Coordinator stops, instead of the default
+    ``queue.close(cancel_pending_enqueues=True)``; it should unblock the
+    runner's pending enqueue (e.g. by closing the queue), or ``coord.join``
+    waits for it. As in TensorFlow, its exceptions are logged (debug level,
+    logger ``sluice.train``) and ignored.
+
     Raises ValueError for an input of rank 0, an `element_shape` that does
-    not match the rows, num_epochs <= 0 or capacity <= 0;
-    NotImplementedError for a `cancel_op`.
+    not match the rows, num_epochs <= 0 or capacity <= 0; TypeError for a
+    `cancel_op` that is not callable.
     """
     del summary_name
     _check_cancel_op(cancel_op)
     dtype, value = _infer_component(input_tensor)
     shape = None if element_shape is None else _core_shape(element_shape)
-    core = _build(_core.input_producer, value, dtype.as_datatype_enum, shape,
-                  *_producer_args(num_epochs, shuffle, seed, capacity, shared_name, name))
+    args = _producer_args(num_epochs, shuffle, seed, capacity, shared_name, name)
+    core = _build(_core.input_producer, value, dtype.as_datatype_enum, shape, *args, _cancel_producer(cancel_op))
     return _wrap_queue(core)
 
 
@@ -418,8 +449,8 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
     if isinstance(string_tensor, (bytes, str)):
         raise ValueError("string_tensor must be a list of strings, not a single string")
     strings = [s.encode() if isinstance(s, str) else bytes(s) for s in np.asarray(string_tensor, dtype=object).ravel()]
-    core = _build(_core.string_input_producer, strings,
-                  *_producer_args(num_epochs, shuffle, seed, capacity, shared_name, name))
+    args = _producer_args(num_epochs, shuffle, seed, capacity, shared_name, name)
+    core = _build(_core.string_input_producer, strings, *args, _cancel_producer(cancel_op))
     return _wrap_queue(core)
 
 

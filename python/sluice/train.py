@@ -13,7 +13,8 @@ The input pipeline (``sluice._input``): the producers
 ``shuffle_batch``, their ``_join`` and ``maybe_`` forms), GIL-free native
 producers (``read_producer(...).map_parse_example(...)``) and queue
 statistics (``all_queue_stats``, ``QueueMonitor``). Their runners are C++
-QueueRunners, started by ``start_queue_runners`` with the Python ones.
+QueueRunners, listed by ``get_queue_runners`` and started by
+``start_queue_runners`` with the Python ones, in the order they were added.
 
 The Coordinator drives a C++ coordinator (``sluice._core.Coordinator``):
 the stop flag and the first recorded error live there, so runner threads
@@ -452,18 +453,26 @@ class QueueRunner:
 
 
 class _CoreQueueRunner:
-    """A C++ QueueRunner (built-in producer) with QueueRunner's Python interface.
+    """A C++ QueueRunner (``sluice._core.QueueRunner``) with QueueRunner's Python interface.
 
-    Its threads are C++ threads (``sluice._core.Thread``) that run without the
-    GIL; they stop with a Coordinator and report their errors to it.
+    What ``get_queue_runners`` lists for each runner a C++ input builder
+    registered (``string_input_producer``, ``batch``, ...). Its threads are
+    C++ threads (``sluice._core.Thread``) that run without the GIL (always
+    daemons); they stop with a Coordinator and report their errors to it.
+    ``enqueue_ops`` are the C++ ops' names, one per thread: the ops run only
+    on the runner's threads. ``create_threads`` returns [] while the threads
+    of an earlier call run (created and not started counts), as TF does.
     """
 
-    def __init__(self, core_runner, queue):
+    def __init__(self, core_runner, queue=None):
         self._runner = core_runner
         self._queue = queue
 
     @property
     def queue(self):
+        """The queue the runner fills (a sluice.queue queue over the C++ one)."""
+        if self._queue is None:  # wrapped on first use: start_queue_runners never needs it
+            self._queue = _input._wrap_queue(self._runner.queue)
         return self._queue
 
     @property
@@ -471,8 +480,23 @@ class _CoreQueueRunner:
         return self._runner.name
 
     @property
+    def enqueue_ops(self):
+        """The names of the C++ enqueue ops, one per thread."""
+        return list(self._runner.enqueue_op_names)
+
+    @property
+    def queue_closed_exception_types(self):
+        return tuple(errors._CODE_TO_EXCEPTION_CLASS[c] for c in self._runner.queue_closed_codes)
+
+    @property
     def exceptions_raised(self):
-        return [errors._from_status(*s) for s in self._runner.exceptions_raised]
+        """Errors of the op threads that had no coordinator (a Python producer's own exception)."""
+        out = []
+        for status in self._runner.exceptions_raised:
+            payload = status[2].get(_PY_EXCEPTION_PAYLOAD)
+            stashed = _stashed_exception(None if payload is None else payload.decode())
+            out.append(stashed if stashed is not None else errors._from_status(*status))
+        return out
 
     def create_threads(self, sess=None, coord=None, daemon=False, start=False):
         del sess, daemon  # C++ threads are always daemons
@@ -481,6 +505,9 @@ class _CoreQueueRunner:
             for t in threads:
                 coord.register_thread(t)
         return threads
+
+    def __repr__(self):
+        return "<sluice.train QueueRunner (C++) %r, %d threads>" % (self.name, len(self._runner.enqueue_op_names))
 
 
 def _transfer_queue_runner(src, dst, num_threads=1, queue_closed_exception_types=None):
@@ -498,45 +525,99 @@ def _transfer_queue_runner(src, dst, num_threads=1, queue_closed_exception_types
 
 QUEUE_RUNNERS = "queue_runners"
 _collections_lock = threading.Lock()
+# collection -> [runner]. Guarded by _collections_lock.
 _collections = {}
+# The C++ registry's runners mirrored into the default collection:
+# _core.QueueRunner -> its _CoreQueueRunner. Guarded by _collections_lock.
+_mirrored = {}
+
+
+def _sync_core_runners_locked():
+    """Mirrors the C++ registry into the default collection. REQUIRES: _collections_lock.
+
+    The C++ input builders register their runners in C++ (which
+    ``_core.start_queue_runners`` would start). Each one new since the last
+    sync is appended, wrapped; since every ``add_queue_runner`` to the default
+    collection syncs first, the collection lists the Python and C++ runners in
+    the order they were added. A runner no longer registered is dropped.
+    Returns the wrappers dropped, for the caller to release after the lock.
+    """
+    registered = _core.queue_runners()
+    runners = _collections.setdefault(QUEUE_RUNNERS, [])
+    live = set(registered)
+    gone = [_mirrored.pop(h) for h in [h for h in _mirrored if h not in live]]
+    if gone:
+        gone_ids = {id(qr) for qr in gone}
+        runners[:] = [qr for qr in runners if id(qr) not in gone_ids]
+    for handle in registered:
+        if handle not in _mirrored:
+            qr = _CoreQueueRunner(handle)
+            _mirrored[handle] = qr
+            runners.append(qr)
+    return gone
 
 
 def add_queue_runner(qr, collection=QUEUE_RUNNERS):
     """Adds a QueueRunner to a collection (by default the one start_queue_runners starts)."""
     with _collections_lock:
+        gone = _sync_core_runners_locked() if collection == QUEUE_RUNNERS else None
         _collections.setdefault(collection, []).append(qr)
+    del gone  # a runner's last reference may stop and join it: not under the lock
 
 
 def get_queue_runners(collection=QUEUE_RUNNERS):
-    """The QueueRunners added to `collection`, in order."""
+    """The QueueRunners added to `collection`, in order.
+
+    The default collection also lists one runner per C++ input builder
+    (producers, batchers; ``sluice._core.QueueRunner`` behind QueueRunner's
+    interface: ``queue``, ``name``, ``enqueue_ops``, ``exceptions_raised``,
+    ``create_threads``), in the order they were built, among the Python ones.
+    The same runner is the same object from call to call.
+    """
     with _collections_lock:
-        return list(_collections.get(collection, []))
+        gone = _sync_core_runners_locked() if collection == QUEUE_RUNNERS else None
+        runners = list(_collections.get(collection, []))
+    del gone
+    return runners
 
 
 def clear_queue_runners(collection=QUEUE_RUNNERS):
     """Forgets the QueueRunners of `collection` (and, for the default one, the C++ registry's)."""
     with _collections_lock:
-        _collections.pop(collection, None)
+        dropped = _collections.pop(collection, None)
+        if collection == QUEUE_RUNNERS:
+            dropped = (dropped, list(_mirrored.values()))
+            _mirrored.clear()
+    del dropped  # outside the lock; the registry below still holds the C++ runners
     if collection == QUEUE_RUNNERS:
         _core.clear_queue_runners()
+
+
+def _runner_key(qr):
+    """What identifies a runner: its C++ runner for a wrapper, else the object."""
+    if isinstance(qr, _CoreQueueRunner):
+        return ("core", qr._runner)
+    return ("python", id(qr))
 
 
 def start_queue_runners(sess=None, coord=None, daemon=True, start=True, collection=QUEUE_RUNNERS):
     """Starts the threads of every QueueRunner in `collection`; returns them.
 
-    For the default collection this includes the runners that C++ input
-    builders registered. `sess` is ignored.
+    Calls ``create_threads`` once per runner listed by ``get_queue_runners``
+    (a runner listed twice is started once), in order; for the default
+    collection that includes the C++ runners of the input builders. As in
+    TF, a runner whose threads from an earlier ``create_threads`` are still
+    running adds none. `sess` is ignored.
     """
     del sess
     threads = []
+    seen = set()
     for qr in get_queue_runners(collection):
+        key = _runner_key(qr)
+        if key in seen:
+            continue
+        seen.add(key)
         threads.extend(qr.create_threads(coord=coord, daemon=daemon, start=start))
-    if collection == QUEUE_RUNNERS:
-        core_threads = _core.start_queue_runners(coord.core if coord else None, start)
-        if coord:
-            for t in core_threads:
-                coord.register_thread(t)
-        threads.extend(core_threads)
     return threads
 
 

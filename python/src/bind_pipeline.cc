@@ -390,17 +390,27 @@ train::ProducerOptions ToProducerOptions(std::optional<int64_t> num_epochs, bool
 
 QueueHandle QueueOf(Result<train::ProducerQueue> made) { return QueueHandle{ValueOrThrow(std::move(made)).queue}; }
 
+// `cancel_op`: None, or a producer of no components (sluice/_input.py wraps
+// the user's callable so, taking the GIL like every Python producer); the
+// runner ignores its status, as TensorFlow's QueueRunner ignores cancel_op's
+// errors.
+void SetCancelOp(nb::handle cancel_op, train::ProducerOptions* o) {
+  if (cancel_op.is_none()) return;
+  o->cancel_op = [producer = nb::cast<const ProducerHandle&>(cancel_op).producer] { return producer().status(); };
+}
+
 // `values`: a list of bytes (sluice/train.py encodes str).
 QueueHandle NewStringInputProducer(const nb::list& values, std::optional<int64_t> num_epochs, bool shuffle,
                                    std::optional<int64_t> seed, int32_t capacity, const std::string& shared_name,
-                                   const std::string& name) {
+                                   const std::string& name, nb::handle cancel_op) {
   std::vector<std::string> strings;
   for (nb::handle v : values) {
     nb::bytes b = nb::cast<nb::bytes>(v);
     strings.emplace_back(b.c_str(), b.size());
   }
-  return QueueOf(train::StringInputProducer(strings,
-                                            ToProducerOptions(num_epochs, shuffle, seed, capacity, shared_name, name)));
+  train::ProducerOptions o = ToProducerOptions(num_epochs, shuffle, seed, capacity, shared_name, name);
+  SetCancelOp(cancel_op, &o);
+  return QueueOf(train::StringInputProducer(strings, std::move(o)));
 }
 
 QueueHandle NewRangeInputProducer(int32_t limit, std::optional<int64_t> num_epochs, bool shuffle,
@@ -412,10 +422,11 @@ QueueHandle NewRangeInputProducer(int32_t limit, std::optional<int64_t> num_epoc
 
 QueueHandle NewInputProducer(nb::handle value, int dtype, nb::handle element_shape, std::optional<int64_t> num_epochs,
                              bool shuffle, std::optional<int64_t> seed, int32_t capacity,
-                             const std::string& shared_name, const std::string& name) {
+                             const std::string& shared_name, const std::string& name, nb::handle cancel_op) {
   Tensor input = PythonToTensor(value, static_cast<DType>(dtype));
   train::InputProducerOptions o;
   static_cast<train::ProducerOptions&>(o) = ToProducerOptions(num_epochs, shuffle, seed, capacity, shared_name, name);
+  SetCancelOp(cancel_op, &o);
   if (!element_shape.is_none()) o.element_shape = ToShape(element_shape);
   return QueueOf(train::InputProducer(std::move(input), std::move(o)));
 }
@@ -636,12 +647,13 @@ void BindPipeline(nb::module_& m) {
         nb::arg("num_epochs").none());
 
   m.def("string_input_producer", &NewStringInputProducer, nb::arg("strings"), nb::arg("num_epochs").none(),
-        nb::arg("shuffle"), nb::arg("seed").none(), nb::arg("capacity"), nb::arg("shared_name"), nb::arg("name"));
+        nb::arg("shuffle"), nb::arg("seed").none(), nb::arg("capacity"), nb::arg("shared_name"), nb::arg("name"),
+        nb::arg("cancel_op").none() = nb::none());
   m.def("range_input_producer", &NewRangeInputProducer, nb::arg("limit"), nb::arg("num_epochs").none(),
         nb::arg("shuffle"), nb::arg("seed").none(), nb::arg("capacity"), nb::arg("shared_name"), nb::arg("name"));
   m.def("input_producer", &NewInputProducer, nb::arg("value"), nb::arg("dtype"), nb::arg("element_shape").none(),
         nb::arg("num_epochs").none(), nb::arg("shuffle"), nb::arg("seed").none(), nb::arg("capacity"),
-        nb::arg("shared_name"), nb::arg("name"));
+        nb::arg("shared_name"), nb::arg("name"), nb::arg("cancel_op").none() = nb::none());
   m.def("slice_input_producer", &NewSliceInputProducer, nb::arg("values"), nb::arg("dtypes"),
         nb::arg("num_epochs").none(), nb::arg("shuffle"), nb::arg("seed").none(), nb::arg("capacity"),
         nb::arg("shared_name"), nb::arg("name"));

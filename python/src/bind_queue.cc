@@ -80,12 +80,30 @@ void EnqueueMany(QueueHandle& h, nb::handle values, Timeout timeout) {
   RunBlocking(call, [&] { return q.EnqueueMany(std::move(e), call.wait<WaitOptions>()); });
 }
 
+// A dequeued component that shares its buffer and is small (rows of a
+// FIFOQueue staging batch, where single enqueues are coalesced, or rows of
+// an enqueue_many batch partly still queued) is copied: Python gets a
+// writable array, as for an element of its own. Larger shared ones stay
+// read-only zero-copy views (TensorToPython).
+constexpr size_t kCopySharedBelowBytes = size_t{64} << 10;
+
+void OwnSmallSharedComponents(Element& element) {
+  for (Tensor& t : element) {
+    if (t.dtype() != DType::kString && t.buffer() != nullptr && !t.buffer()->RefCountIsOne() &&
+        t.TotalBytes() <= kCopySharedBelowBytes) {
+      t = t.DeepCopy();
+    }
+  }
+}
+
 // Runs a Result<Element>-returning queue call without the GIL.
 template <class F>
 nb::list DequeueWith(Timeout timeout, F&& fn) {
   BlockingCall call(timeout);
   Result<Element> result = call.Run([&] { return fn(call.wait<WaitOptions>()); });
-  return ElementToPython(ValueOrThrow(std::move(result)));
+  Element element = ValueOrThrow(std::move(result));
+  OwnSmallSharedComponents(element);
+  return ElementToPython(std::move(element));
 }
 
 nb::list Dequeue(QueueHandle& h, Timeout timeout) {
@@ -355,6 +373,7 @@ bool BatchFromValues(const QueueOps& ops, PyObject* values, Element* element) {
 // What _dequeue_return_value made of the components: a dict for a queue
 // with names, the bare value for one component, else a list.
 nb::object ElementToValue(const QueueOps& ops, Element element) {
+  OwnSmallSharedComponents(element);
   const size_t n = element.size();
   if (ops.names.size() != 0) {
     nb::dict out;

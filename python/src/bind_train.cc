@@ -166,6 +166,17 @@ nb::list CreateRunnerThreads(RunnerHandle& h, const CoordinatorHandle* coord, bo
   return WrapThreads(h.runner->CreateThreads(CoordOrNull(coord), start));  // never blocks
 }
 
+// The runners of the process-wide registry, in the order added (what
+// sluice.train.get_queue_runners lists beside the Python ones). Each handle
+// is new; handles of one runner compare equal.
+nb::list RegisteredRunners() {
+  nb::list out;
+  for (auto& r : train::QueueRunnerRegistry::Default().runners()) {
+    out.append(nb::cast(std::make_unique<RunnerHandle>(std::move(r))));
+  }
+  return out;
+}
+
 nb::list RunnerExceptions(const RunnerHandle& h) {
   nb::list out;
   for (const Status& s : h.runner->exceptions_raised()) out.append(StatusTuple(s));
@@ -186,7 +197,9 @@ std::unique_ptr<RunnerHandle> NewTransferRunner(const QueueHandle& src_handle, c
       if (!e.ok()) return e.status();
       return dst->Enqueue(std::move(e).value());
     });
-    o.enqueue_op_names.push_back("transfer_from_" + src->name() + (i ? "_" + std::to_string(i) : ""));
+    // StrCat, not operator+: gcc 12 -O3 reports a false -Wrestrict for `"_" + std::to_string(i)`.
+    o.enqueue_op_names.push_back(i ? StrCat("transfer_from_", src->name(), "_", i)
+                                   : StrCat("transfer_from_", src->name()));
   }
   if (!queue_closed_codes.empty()) o.queue_closed_codes = ToCodes(queue_closed_codes);
   return std::make_unique<RunnerHandle>(ValueOrThrow(QueueRunner::Create(std::move(o))));
@@ -242,9 +255,12 @@ void BindTrain(nb::module_& m) {
       .def("create_threads", &CreateRunnerThreads, nb::arg("coord").none() = nb::none(), nb::arg("start") = false)
       .def_prop_ro("exceptions_raised", &RunnerExceptions)
       .def_prop_ro("name", [](const RunnerHandle& h) { return h.runner->name(); })
+      .def_prop_ro("queue", [](const RunnerHandle& h) { return QueueHandle{h.runner->queue()}; })
       .def_prop_ro("enqueue_op_names", [](const RunnerHandle& h) { return h.runner->enqueue_op_names(); })
       .def_prop_ro("queue_closed_codes",
-                   [](const RunnerHandle& h) { return FromCodes(h.runner->queue_closed_codes()); });
+                   [](const RunnerHandle& h) { return FromCodes(h.runner->queue_closed_codes()); })
+      .def("__eq__", [](const RunnerHandle& a, const RunnerHandle& b) { return a.runner == b.runner; })
+      .def("__hash__", [](const RunnerHandle& h) { return std::hash<QueueRunner*>()(h.runner.get()); });
   m.def("new_transfer_runner", &NewTransferRunner, nb::arg("src"), nb::arg("dst"), nb::arg("num_threads") = 1,
         nb::arg("queue_closed_codes") = std::vector<int>());
   m.def(
@@ -265,6 +281,7 @@ void BindTrain(nb::module_& m) {
       },
       "Forgets the C++ runners of the process-wide registry (stopping and joining them).");
   m.def("num_queue_runners", [] { return train::QueueRunnerRegistry::Default().runners().size(); });
+  m.def("queue_runners", &RegisteredRunners, "The C++ runners of the process-wide registry, in the order added.");
 }
 
 }  // namespace sluice::python

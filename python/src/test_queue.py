@@ -475,6 +475,26 @@ def test_dequeued_batch_is_a_view_of_the_engine_buffer():
     np.testing.assert_array_equal(batch, np.arange(12).reshape(3, 4))
 
 
+def test_small_elements_enqueued_one_by_one_come_out_writable():
+    # Singles of up to 1 KiB are coalesced into a staging batch in C++, so
+    # what comes out shares that batch; small results are copied out so that
+    # Python still owns writable arrays, and the values are right.
+    q = FIFOQueue(100, [sluice.float32, sluice.int64], shapes=[(4,), ()])
+    for i in range(10):
+        q.enqueue((np.full(4, i, np.float32), np.int64(i)))
+    one, label = q.dequeue()
+    assert one.flags.writeable and label.flags.writeable
+    np.testing.assert_array_equal(one, np.zeros(4))
+    batch, labels = q.dequeue_many(5)
+    assert batch.flags.writeable and labels.flags.writeable
+    batch += 1  # in place: does not touch what is still queued
+    np.testing.assert_array_equal(labels, np.arange(1, 6))
+    np.testing.assert_array_equal(batch[:, 0], np.arange(2, 7))
+    q.close()
+    rest, _ = q.dequeue_up_to(10)
+    np.testing.assert_array_equal(rest[:, 0], np.arange(6, 10))
+
+
 def test_slices_still_sharing_a_buffer_are_read_only():
     q = FIFOQueue(10, sluice.float32, shapes=(4,))
     q.enqueue_many(np.zeros((3, 4), np.float32))

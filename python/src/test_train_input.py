@@ -123,8 +123,9 @@ def test_input_producer_argument_errors():
         train.input_producer(np.zeros((3, 2)), element_shape=[3])
     with pytest.raises(ValueError):
         train.input_producer(5)  # rank 0
-    with pytest.raises(NotImplementedError):
-        train.string_input_producer(["a"], cancel_op=lambda: None)
+    with pytest.raises(TypeError, match="cancel_op must be a callable"):
+        train.string_input_producer(["a"], cancel_op="close")
+    assert train.get_queue_runners() == []  # a refused builder registers nothing
 
 
 def test_slice_input_producer_keeps_rows_aligned_once_per_epoch():

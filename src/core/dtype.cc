@@ -40,10 +40,18 @@ const DTypeInfo* Find(DType dtype) {
 
 }  // namespace
 
-size_t DTypeSize(DType dtype) {
-  const DTypeInfo* info = Find(dtype);
-  return info ? info->size : 0;
+// The inline table of dtype.h agrees with kInfos.
+constexpr bool InlineSizesMatch() {
+  size_t listed = 0;
+  for (size_t i = 0; i < sizeof(internal::kDTypeSizes); ++i) listed += internal::kDTypeSizes[i] != 0;
+  if (listed != kInfos.size()) return false;
+  for (const auto& info : kInfos) {
+    const auto i = static_cast<size_t>(info.dtype);
+    if (i >= sizeof(internal::kDTypeSizes) || internal::kDTypeSizes[i] != info.size) return false;
+  }
+  return true;
 }
+static_assert(InlineSizesMatch(), "dtype.h's kDTypeSizes disagrees with kInfos");
 
 std::string_view DTypeName(DType dtype) {
   const DTypeInfo* info = Find(dtype);

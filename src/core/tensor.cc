@@ -6,6 +6,9 @@
 #include <new>
 #include <sstream>
 
+#include "core/block_cache.h"
+#include "core/bulk_copy.h"
+
 namespace sluice {
 namespace {
 
@@ -25,13 +28,16 @@ void CopyElements(DType dtype, const void* src, void* dst, int64_t n) {
 
 }  // namespace
 
+size_t TensorBuffer::BlockBytes(size_t data_bytes) { return sizeof(TensorBuffer) + kAlignment + data_bytes; }
+
 TensorBuffer* TensorBuffer::Allocate(DType dtype, int64_t num_elements) {
   // Header and data in one malloc block, the data 64-byte aligned after the
   // header. Plain malloc rather than aligned_alloc: glibc serves malloc from
   // its per-thread cache, but aligned_alloc from the arena under a lock, which
-  // made small tensors (one per queue element) several times slower.
+  // made small tensors (one per queue element) several times slower. Large
+  // blocks go through the BlockCache (see core/block_cache.h).
   const size_t bytes = static_cast<size_t>(num_elements) * DTypeSize(dtype);
-  void* mem = std::malloc(sizeof(TensorBuffer) + kAlignment + bytes);
+  void* mem = internal::BlockCache::Get().Allocate(BlockBytes(bytes));
   if (mem == nullptr) throw std::bad_alloc();
   auto* buf = new (mem) TensorBuffer();
   const auto after_header = reinterpret_cast<uintptr_t>(static_cast<char*>(mem) + sizeof(TensorBuffer));
@@ -63,8 +69,14 @@ void TensorBuffer::Free() const {
     auto* s = static_cast<std::string*>(self->data_);
     for (int64_t i = 0; i < num_strings_; ++i) s[i].~basic_string();
   }
+  const bool owned = !self->release_;
+  const size_t block = BlockBytes(self->size_);
   self->~TensorBuffer();
-  std::free(self);
+  if (owned) {
+    internal::BlockCache::Get().Free(self, block);
+  } else {
+    std::free(self);  // Wrap: the header alone
+  }
 }
 
 Tensor::Tensor(DType dtype, TensorShape shape) : dtype_(dtype), shape_(std::move(shape)) {
@@ -136,7 +148,11 @@ Result<Tensor> Tensor::Stack(std::span<const Tensor> parts, DType dtype, const T
   Tensor out(dtype, std::move(out_shape));
   char* dst = static_cast<char*>(out.data_);
   for (const Tensor& p : parts) {
-    CopyElements(dtype, p.data_, dst, part_shape.num_elements());
+    if (dtype == DType::kString) {
+      CopyElements(dtype, p.data_, dst, part_shape.num_elements());
+    } else {
+      internal::BulkCopy(dst, p.data_, part_bytes);  // large rows bypass the cache
+    }
     dst += part_bytes;
   }
   return out;

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "codec_test_util.h"
+#include "resize_kernels.h"
 #include "sluice/image/codec.h"
 #include "sluice/image/geometry.h"
 #include "sluice/image/normalize.h"
@@ -71,7 +73,30 @@ Tensor Picture(int64_t h, int64_t w) {
 // different order (resize.h documents 2e-6 on the normalised scale).
 constexpr float kCompositionTolerance = 1e-5f;
 
-TEST(RandomResizedCropTest, JpegEqualsDecodeAndCropResizeFlipNormalize) {
+using internal::ResizeKernel;
+
+// The tests that compare pixels run once per resize kernel
+// (resize_kernels.h), each forced: the baseline path is tested too on CPUs
+// that would pick AVX2.
+class RandomResizedCropKernelTest : public ::testing::TestWithParam<ResizeKernel> {
+ protected:
+  void SetUp() override {
+    if (!internal::ResizeKernelSupported(GetParam())) {
+      GTEST_SKIP() << internal::ResizeKernelName(GetParam()) << " is not supported on this build or CPU";
+    }
+    force_.emplace(GetParam());
+  }
+  void TearDown() override { force_.reset(); }
+
+ private:
+  std::optional<internal::ScopedResizeKernelForTesting> force_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Kernels, RandomResizedCropKernelTest,
+                         ::testing::Values(ResizeKernel::kPortable, ResizeKernel::kSse2, ResizeKernel::kAvx2),
+                         [](const auto& info) { return std::string(internal::ResizeKernelName(info.param)); });
+
+TEST_P(RandomResizedCropKernelTest, JpegEqualsDecodeAndCropResizeFlipNormalize) {
   const std::string jpeg = ReadImage("jpeg/pillow/hopper.jpg");
   int flips = 0;
   for (uint64_t seed = 0; seed < 12; ++seed) {
@@ -94,7 +119,7 @@ TEST(RandomResizedCropTest, JpegEqualsDecodeAndCropResizeFlipNormalize) {
 
 // CMYK rows are converted through a scratch row, so they come out exactly
 // cropped (no column offset): the other branch of the JPEG path.
-TEST(RandomResizedCropTest, CmykJpegEqualsComposition) {
+TEST_P(RandomResizedCropKernelTest, CmykJpegEqualsComposition) {
   const std::string jpeg = ReadImage("jpeg/pillow/pil_sample_cmyk.jpg");
   for (uint64_t seed = 0; seed < 4; ++seed) {
     const RandomResizedCropOptions o = Options(30, DataFormat::kHWC);
@@ -108,7 +133,7 @@ TEST(RandomResizedCropTest, CmykJpegEqualsComposition) {
   }
 }
 
-TEST(RandomResizedCropTest, PngFallsBackToFullDecodeAndCrop) {
+TEST_P(RandomResizedCropKernelTest, PngFallsBackToFullDecodeAndCrop) {
   const std::string png = ReadImage("png/pillow/hopper.png");
   for (uint64_t seed = 0; seed < 6; ++seed) {
     RandomResizedCropOptions o = Options(40);
@@ -221,7 +246,7 @@ TEST(RandomResizedCropTest, TensorFlowSamplerBoxesRespectAreaRange) {
   }
 }
 
-TEST(RandomResizedCropTest, IntoFillsBatchSliceAndChecksShape) {
+TEST_P(RandomResizedCropKernelTest, IntoFillsBatchSliceAndChecksShape) {
   const std::string jpeg = ReadImage("jpeg/pillow/hopper.jpg");
   const RandomResizedCropOptions o = Options(24);
   Tensor batch(DType::kFloat32, TensorShape{3, 3, 24, 24});

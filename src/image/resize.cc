@@ -5,8 +5,12 @@
 // Resample2D filters input rows horizontally into float32 on demand (a ring
 // of `span` rows, so the working set stays in cache) and accumulates output
 // rows vertically over rows of width * channels contiguous floats. No SIMD
-// intrinsics: the vertical loops are written so that gcc and clang
-// auto-vectorise them (packed mulps/addps, or vfmadd with -march=native). The
+// intrinsics here: the vertical loops are written so that gcc and clang
+// auto-vectorise them at -O3 (packed mulps/addps, or vfmadd with
+// -march=native; gcc 12 at -O2, the wheel's level, vectorises little of it:
+// the fused op took 2.5x as long). The fused op's common case
+// (3-channel uint8, two taps per axis: the random resized crop's bilinear)
+// goes instead to the hand-written SSE2 / AVX2 kernel of resize_kernels.h. The
 // horizontal pass is templated on the channel count; for uint8 input (the
 // decoded-image case) a row is widened to float once, each output sums a
 // fixed number of taps, a 3- or 4-channel pixel is one 4-float vector (GNU
@@ -17,6 +21,7 @@
 #include "sluice/image/resize.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -25,6 +30,7 @@
 #include <vector>
 
 #include "image/internal.h"
+#include "image/resize_kernels.h"
 #include "sluice/image/geometry.h"
 #include "sluice/image/image.h"
 
@@ -726,6 +732,25 @@ struct NormalizeSink {
   }
 };
 
+// `a` (span <= 2) as the two-tap kernel's axis, flipped if `flip` (entry j
+// then describes output j, taken from mirrored source position out - 1 - j).
+internal::TwoTapAxis TwoTaps(const AxisWeights& a, bool flip) {
+  internal::TwoTapAxis t;
+  const auto n = static_cast<size_t>(a.out_size);
+  t.first.resize(n);
+  t.w0.assign(n, 0.0f);
+  t.w1.assign(n, 0.0f);
+  for (int64_t j = 0; j < a.out_size; ++j) {
+    const int64_t i = flip ? a.out_size - 1 - j : j;
+    t.first[j] = static_cast<int32_t>(a.start[i]);
+    // count 0: both weights 0 (the output is 0, as in Resample2D); count 1:
+    // the padded second weight is 0; count 2: start + 1 < in_size.
+    if (a.span >= 1) t.w0[j] = a.weights[i * a.span];
+    if (a.span == 2) t.w1[j] = a.weights[i * a.span + 1];
+  }
+  return t;
+}
+
 Result<TensorShape> FusedOutputShape(const Tensor& image, const ResizeFlipNormalizeOptions& o) {
   SLUICE_ASSIGN_OR_RETURN(ImageGeometry g, GetGeometry(image, kFusedOp, /*allow_batch=*/false));
   if (image.dtype() != DType::kUInt8) {
@@ -758,25 +783,51 @@ Status ResizeFlipNormalizeInto(const Tensor& image, const ResizeFlipNormalizeOpt
   }
   const int64_t full_w = image.shape().dim(1), channels = image.shape().dim(2);
   const CropWindow window = o.crop.value_or(CropWindow{0, 0, image.shape().dim(0), full_w});
+  std::vector<float> a, b;
+  SLUICE_RETURN_IF_ERROR(internal::NormalizeCoefficients(o.normalize, channels, 1.0f / 255.0f, kFusedOp, &a, &b));
+  const bool chw = o.normalize.data_format == DataFormat::kCHW;
+  const Plan plan = MakePlan(o.method, o.antialias, window.height, window.width, o.height, o.width);
+  const uint8_t* base = image.data<uint8_t>() + (window.y * full_w + window.x) * channels;
+  const internal::ResizeKernel kernel = internal::ResizeKernelInUse();
+  if (kernel != internal::ResizeKernel::kPortable && channels == 3 && plan.y.span <= 2 && plan.x.span <= 2 &&
+      window.height < INT32_MAX && window.width < INT32_MAX / 4) {
+    // The random resized crop's case, by the hand-written kernel
+    // (resize_kernels.h): bilinear, or any method with two taps at most.
+    const internal::TwoTapAxis y = TwoTaps(plan.y, /*flip=*/false);
+    const internal::TwoTapAxis x = TwoTaps(plan.x, o.flip_left_right);
+    internal::TwoTapRgbJob job;
+    job.in = base;
+    job.row_stride = full_w * channels;
+    job.in_height = window.height;
+    job.in_width = window.width;
+    job.y = &y;
+    job.x = &x;
+    job.out_height = o.height;
+    job.out_width = o.width;
+    std::copy(a.begin(), a.end(), job.a);
+    std::copy(b.begin(), b.end(), job.b);
+    job.chw = chw;
+    job.out = out.data<float>();
+    internal::ResampleTwoTapRgb(kernel, job);
+    return Status::OK();
+  }
   NormalizeSink sink;
-  SLUICE_RETURN_IF_ERROR(
-      internal::NormalizeCoefficients(o.normalize, channels, 1.0f / 255.0f, kFusedOp, &sink.a, &sink.b));
   sink.out = out.data<float>();
   sink.out_h = o.height;
   sink.out_w = o.width;
   sink.channels = channels;
-  sink.chw = o.normalize.data_format == DataFormat::kCHW;
-  sink.planar = sink.chw && CanFilterPlanar<uint8_t>(channels);
-  if (sink.chw) {
+  sink.chw = chw;
+  sink.planar = chw && CanFilterPlanar<uint8_t>(channels);
+  if (chw) {
     sink.row.resize(static_cast<size_t>(o.width * channels));
   } else {
     for (int64_t x = 0; x < o.width; ++x) {
-      sink.a_row.insert(sink.a_row.end(), sink.a.begin(), sink.a.end());
-      sink.b_row.insert(sink.b_row.end(), sink.b.begin(), sink.b.end());
+      sink.a_row.insert(sink.a_row.end(), a.begin(), a.end());
+      sink.b_row.insert(sink.b_row.end(), b.begin(), b.end());
     }
   }
-  const Plan plan = MakePlan(o.method, o.antialias, window.height, window.width, o.height, o.width);
-  const uint8_t* base = image.data<uint8_t>() + (window.y * full_w + window.x) * channels;
+  sink.a = std::move(a);
+  sink.b = std::move(b);
   View<uint8_t> view{base, full_w * channels, window.height, window.width, channels};
   Resample2D(view, plan, o.flip_left_right, sink, sink.planar);
   return Status::OK();

@@ -2,6 +2,7 @@
 # colour, normalisation and bounding-box sampling (tf.image's pixel ops).
 list(APPEND SLUICE_IMAGE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/resize.cc
+  ${CMAKE_CURRENT_LIST_DIR}/resize_kernels.cc
   ${CMAKE_CURRENT_LIST_DIR}/geometry.cc
   ${CMAKE_CURRENT_LIST_DIR}/color.cc
   ${CMAKE_CURRENT_LIST_DIR}/normalize.cc

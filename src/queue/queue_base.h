@@ -66,6 +66,8 @@ class QueueBase : public Queue {
   // Elements a dequeuer may take right now (RandomShuffleQueue: those above
   // min_after_dequeue while open).
   virtual int64_t TakeableLocked() const REQUIRES(mu_) { return StoredLocked(); }
+  // Stores one element. It may copy `element` rather than move from it (a
+  // coalescing FIFOQueue): the caller releases it after unlocking.
   virtual void PushLocked(Element&& element) REQUIRES(mu_) = 0;
   // Stores rows [begin, begin + count) of `batch` (components with a leading
   // dimension). Default: one PushLocked per row.
@@ -105,6 +107,7 @@ class QueueBase : public Queue {
  private:
   struct Attempt;
   class WakeList;
+  struct WakeOnExit;
   // An intrusive FIFO list of attempts.
   struct Line {
     Attempt* head = nullptr;

@@ -46,6 +46,8 @@ class RingBuffer {
   }
   // REQUIRES: !empty().
   T& front() { return slots_[head_]; }
+  // REQUIRES: !empty().
+  T& back() { return slots_[(head_ + size_ - 1) & mask_]; }
   // Drops the front slot (left as it is: moved-from, or overwritten later).
   // REQUIRES: !empty().
   void drop_front() {

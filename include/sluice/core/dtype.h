@@ -43,8 +43,20 @@ struct bfloat16_t {
   uint16_t bits;
 };
 
+namespace internal {
+// Bytes per element indexed by DType's value; 0 where there is no dtype.
+// Inline, not a search of dtype.cc's table: it is on every tensor's hot path
+// (Slice, TotalBytes: a queue's single dequeue). dtype.cc checks it against
+// that table at compile time.
+inline constexpr uint8_t kDTypeSizes[24] = {0, 4, 8, 4, 1, 2, 1, sizeof(std::string), 8, 8, 1, 0,
+                                            0, 0, 2, 0, 0, 2, 16, 2, 0, 0, 4, 8};
+}  // namespace internal
+
 // Bytes per element; sizeof(std::string) for kString; 0 for kInvalid.
-size_t DTypeSize(DType dtype);
+inline size_t DTypeSize(DType dtype) {
+  const auto i = static_cast<size_t>(dtype);
+  return i < sizeof(internal::kDTypeSizes) ? internal::kDTypeSizes[i] : 0;
+}
 // TensorFlow's Python names: "float32", "int64", "string", "bool", "float16",
 // "bfloat16", "complex64", ...
 std::string_view DTypeName(DType dtype);

@@ -13,6 +13,12 @@
 //
 // Strings: a kString tensor holds std::string objects (bytes), constructed
 // empty when the buffer is allocated and destroyed with it.
+//
+// Memory: a buffer of 256 KiB or more is not given back to malloc when its
+// last reference goes, but kept for the next tensor of the same size class
+// (pipelines allocate the same large shapes again and again, and fresh pages
+// cost a kernel fault each), up to SLUICE_BLOCK_CACHE_MB of the environment
+// (default 256; 0 turns it off) read at the first large allocation.
 #ifndef SLUICE_CORE_TENSOR_H_
 #define SLUICE_CORE_TENSOR_H_
 
@@ -62,6 +68,8 @@ class TensorBuffer {
   TensorBuffer() = default;
   ~TensorBuffer() = default;
   void Free() const;  // the last reference went
+  // The malloc block behind a buffer of `data_bytes` made by Allocate.
+  static size_t BlockBytes(size_t data_bytes);
 
   mutable std::atomic<int32_t> refs_{1};
   void* data_ = nullptr;

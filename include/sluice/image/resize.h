@@ -103,8 +103,11 @@ struct ResizeFlipNormalizeOptions {
 // (within 2e-6 on the normalised scale), but reads the input once and writes
 // the output once: the crop is an offset, the flip is folded into the
 // horizontal weights, and normalisation and the CHW transpose happen as each
-// output row leaves the vertical pass. kNearestNeighbor is allowed (its
-// result is exact in float32).
+// output row is finished. 3-channel images whose axes need at most two taps
+// (bilinear, and the methods that reduce to it) take a hand-vectorised
+// kernel (AVX2+FMA or SSE2, chosen at run time: src/image/resize_kernels.h),
+// the rest a portable one. kNearestNeighbor is allowed (its result is exact
+// in float32).
 // `image`: [h, w, c] uint8. Output: float32 [height, width, c] or
 // [c, height, width].
 // Errors (InvalidArgument, naming "resize_flip_normalize" and the argument):

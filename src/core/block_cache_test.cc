@@ -1,0 +1,136 @@
+#include "block_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "sluice/core/tensor.h"
+
+namespace sluice {
+namespace {
+
+using internal::BlockCache;
+
+constexpr int64_t kLarge = 600 * 1024;  // bytes of a uint8 tensor the cache keeps
+
+// Each test starts from an empty cache with a known budget and leaves the
+// process's default budget behind.
+class BlockCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    saved_ = BlockCache::Get().budget_bytes();
+    BlockCache::Get().Trim();
+    BlockCache::Get().SetBudgetForTesting(size_t{64} << 20);
+  }
+  void TearDown() override {
+    BlockCache::Get().Trim();
+    BlockCache::Get().SetBudgetForTesting(saved_);
+  }
+  size_t saved_ = 0;
+};
+
+TEST_F(BlockCacheTest, FreedLargeTensorMemoryIsReusedBySameSizeTensor) {
+  const void* first;
+  {
+    Tensor t(DType::kUInt8, TensorShape({kLarge}));
+    first = t.raw_data();
+  }
+  EXPECT_GT(BlockCache::Get().cached_bytes(), static_cast<size_t>(kLarge));
+  Tensor again(DType::kUInt8, TensorShape({kLarge}));
+  EXPECT_EQ(again.raw_data(), first);
+  EXPECT_EQ(BlockCache::Get().cached_bytes(), 0u);
+}
+
+TEST_F(BlockCacheTest, SizesInOneClassShareBlocksAndOthersDoNot) {
+  const void* first;
+  {
+    Tensor t(DType::kUInt8, TensorShape({kLarge}));
+    first = t.raw_data();
+  }
+  {
+    // A few bytes more: the same 64 KiB class.
+    Tensor near(DType::kUInt8, TensorShape({kLarge + 100}));
+    EXPECT_EQ(near.raw_data(), first);
+  }
+  Tensor bigger(DType::kUInt8, TensorShape({kLarge + 200 * 1024}));
+  EXPECT_NE(bigger.raw_data(), first);
+  EXPECT_GT(BlockCache::Get().cached_bytes(), 0u);  // the first block waits in its class
+}
+
+TEST_F(BlockCacheTest, SmallTensorsBypassTheCache) {
+  { Tensor t(DType::kFloat32, TensorShape({1024})); }
+  EXPECT_EQ(BlockCache::Get().cached_bytes(), 0u);
+}
+
+TEST_F(BlockCacheTest, BudgetBoundsWhatIsKept) {
+  BlockCache::Get().SetBudgetForTesting(size_t{2} << 20);  // room for three 640 KiB blocks
+  {
+    std::vector<Tensor> many;
+    for (int i = 0; i < 10; ++i) many.emplace_back(DType::kUInt8, TensorShape({kLarge}));
+  }
+  EXPECT_LE(BlockCache::Get().cached_bytes(), size_t{2} << 20);
+  EXPECT_GT(BlockCache::Get().cached_bytes(), 0u);
+  BlockCache::Get().SetBudgetForTesting(0);  // shrinking the budget gives blocks back
+  EXPECT_EQ(BlockCache::Get().cached_bytes(), 0u);
+  { Tensor t(DType::kUInt8, TensorShape({kLarge})); }
+  EXPECT_EQ(BlockCache::Get().cached_bytes(), 0u);  // off: nothing kept
+}
+
+TEST_F(BlockCacheTest, TrimGivesEverythingBack) {
+  { Tensor t(DType::kUInt8, TensorShape({kLarge})); }
+  ASSERT_GT(BlockCache::Get().cached_bytes(), 0u);
+  BlockCache::Get().Trim();
+  EXPECT_EQ(BlockCache::Get().cached_bytes(), 0u);
+}
+
+TEST_F(BlockCacheTest, StringTensorsOfReusedBlocksStartEmpty) {
+  const int64_t n = kLarge / static_cast<int64_t>(sizeof(std::string));
+  {
+    Tensor t(DType::kString, TensorShape({n}));
+    t.flat<std::string>()[0] = std::string(100, 'x');
+  }
+  Tensor again(DType::kString, TensorShape({n}));
+  EXPECT_TRUE(again.flat<std::string>()[0].empty());
+  EXPECT_TRUE(again.flat<std::string>()[n - 1].empty());
+}
+
+// Blocks move between threads (allocated on one, freed on another): every
+// tensor keeps its own contents while it lives.
+TEST_F(BlockCacheTest, ConcurrentAllocateAndFreeKeepTensorsApart) {
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 200;
+  std::atomic<int> corrupt{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t, &corrupt] {
+      std::vector<std::pair<Tensor, unsigned char>> held;  // tensor, the byte it was filled with
+      for (int r = 0; r < kRounds; ++r) {
+        const int64_t bytes = kLarge + (r % 3) * 70 * 1024;
+        Tensor x(DType::kUInt8, TensorShape({bytes}));
+        const auto fill = static_cast<unsigned char>(t * 61 + r);
+        std::memset(x.raw_data(), fill, static_cast<size_t>(bytes));
+        held.emplace_back(x, fill);
+        if (held.size() > 3) held.erase(held.begin());
+        for (const auto& [h, f] : held) {
+          const auto* p = static_cast<const unsigned char*>(h.raw_data());
+          const int64_t n = h.shape().num_elements();
+          for (int64_t i = 0; i < n; i += 4096) {
+            if (p[i] != f) corrupt.fetch_add(1);
+          }
+          if (p[n - 1] != f) corrupt.fetch_add(1);
+        }
+        std::this_thread::yield();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(corrupt.load(), 0);
+  EXPECT_LE(BlockCache::Get().cached_bytes(), size_t{64} << 20);
+}
+
+}  // namespace
+}  // namespace sluice
