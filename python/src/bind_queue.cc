@@ -80,12 +80,13 @@ void EnqueueMany(QueueHandle& h, nb::handle values, Timeout timeout) {
   RunBlocking(call, [&] { return q.EnqueueMany(std::move(e), call.wait<WaitOptions>()); });
 }
 
-// A dequeued component that shares its buffer and is small (rows of a
-// FIFOQueue staging batch, where single enqueues are coalesced, or rows of
-// an enqueue_many batch partly still queued) is copied: Python gets a
-// writable array, as for an element of its own. Larger shared ones stay
-// read-only zero-copy views (TensorToPython).
-constexpr size_t kCopySharedBelowBytes = size_t{64} << 10;
+// A dequeued component that shares its buffer and is not large (rows of a
+// FIFOQueue staging batch, where single enqueues of up to 4 KiB are
+// coalesced 64 to a batch, or rows of an enqueue_many batch partly still
+// queued) is copied: Python gets a writable array, as for an element of its
+// own and as tf.queue gives. Larger shared ones stay read-only zero-copy
+// views (TensorToPython).
+constexpr size_t kCopySharedBelowBytes = size_t{256} << 10;
 
 void OwnSmallSharedComponents(Element& element) {
   for (Tensor& t : element) {

@@ -493,6 +493,15 @@ def test_small_elements_enqueued_one_by_one_come_out_writable():
     q.close()
     rest, _ = q.dequeue_up_to(10)
     np.testing.assert_array_equal(rest[:, 0], np.arange(6, 10))
+    # 4 KiB elements (the largest coalesced): a whole 64-row staging batch
+    # comes out writable too.
+    big = FIFOQueue(100, sluice.float32, shapes=[(1024,)])
+    for i in range(70):
+        big.enqueue(np.full(1024, i, np.float32))
+    batch = big.dequeue_many(64)
+    assert batch.flags.writeable
+    batch[:] = -1
+    np.testing.assert_array_equal(big.dequeue_many(6)[:, 0], np.arange(64, 70))
 
 
 def test_slices_still_sharing_a_buffer_are_read_only():

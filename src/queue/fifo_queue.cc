@@ -56,7 +56,7 @@ FIFOQueue::FIFOQueue(std::string name, int32_t capacity, std::vector<DType> dtyp
   if (total > kCoalesceMaxRowBytes) return;
   row_bytes_ = std::move(row_bytes);
   // A full queue spans capacity / kStageRows batches; 16 bounds what an
-  // unbounded (or huge) queue keeps once drained (at most 1 MiB).
+  // unbounded (or huge) queue keeps once drained (at most 4 MiB).
   const int64_t cap = this->capacity();
   max_retired_ = static_cast<size_t>(std::min<int64_t>(cap / kStageRows + 2, 16));
 }

@@ -13,7 +13,7 @@
 // dequeue_many of them is then a slice, as for an enqueue_many batch, and a
 // single dequeue a row view (no allocation under mu_; a copy-out measured
 // about 20% slower in the threaded benchmark). The price: a kept element
-// keeps its 64-row batch (at most 64 KiB) alive, and its buffer is shared,
+// keeps its 64-row batch (at most 256 KiB) alive, and its buffer is shared,
 // which the Python binding answers by copying small shared results out so
 // that arrays stay writable. A row of a staging batch is written once,
 // under mu_, before any dequeuer can see it; a batch is rewritten only once
@@ -36,10 +36,14 @@ class FIFOQueue : public QueueBase {
   // Largest element (bytes over all components) that a single enqueue
   // copies into a staging batch. Larger ones are stored as they are: the
   // copy runs under mu_ (measured, one thread, enqueue of a pre-made tensor:
-  // 27 ns stored as is, 42 ns copied at 1 KiB, 84 ns at 4 KiB), and a
-  // staging batch of kStageRows rows stays within 64 KiB, under glibc's
-  // default mmap threshold.
-  static constexpr size_t kCoalesceMaxRowBytes = 1024;
+  // 27 ns stored as is, 42 ns copied at 1 KiB, 84 ns at 4 KiB). At 4 KiB
+  // coalescing still wins under threads (bench/run.sh queue, 4KiB single:
+  // 2.2-2.5 M/s against 2.0-2.1 stored as they are, since the producer
+  // frees its own tensor at once instead of the consumer freeing it on
+  // another thread; dequeue_many of them 7x cheaper per element than a
+  // dequeue, against 0.3x). A staging batch is then at most 256 KiB, which
+  // the core's block cache recycles.
+  static constexpr size_t kCoalesceMaxRowBytes = 4096;
   // Rows per staging batch: a dequeue_many of up to this many coalesced
   // elements is one slice when they lie in one batch.
   static constexpr int64_t kStageRows = 64;
@@ -97,7 +101,7 @@ class FIFOQueue : public QueueBase {
   int64_t stage_rows_ GUARDED_BY(mu_) = kStageRows;
   // Full staging batches, oldest first, that chunks or dequeued rows may
   // still share. Reusing one whose buffers nobody else refers to saves an
-  // allocation of up to 64 KiB under mu_, whose pages glibc may have given
+  // allocation of up to 256 KiB under mu_, whose pages glibc may have given
   // back to the kernel (a page fault each) when the queue drained.
   RingBuffer<Element> retired_ GUARDED_BY(mu_){4};
 };

@@ -21,7 +21,7 @@ using namespace ::sluice::queue::testing;  // NOLINT: test helpers
 // FIFOQueue::kStageRows and kCoalesceMaxRowBytes (src/queue/fifo_queue.h,
 // not on the test's include path).
 constexpr int64_t kRows = 64;
-constexpr int64_t kMaxRowBytes = 1024;
+constexpr int64_t kMaxRowBytes = 4096;
 
 // A queue of int64 scalars (8 bytes: coalesced).
 std::shared_ptr<Queue> IdQueue(int32_t capacity) {

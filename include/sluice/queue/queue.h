@@ -109,7 +109,7 @@ class Queue {
   // Adds one element. Blocks while the queue is full (and while earlier
   // enqueuers wait). The queue either keeps the element's tensors (sharing
   // their buffers) or copies their values: a FIFOQueue whose components all
-  // have fixed shapes and numeric dtypes copies elements of up to 1 KiB into
+  // have fixed shapes and numeric dtypes copies elements of up to 4 KiB into
   // one batch buffer, so that a later dequeue_many of them is a view, not a
   // stack. Either way, treat an enqueued tensor's buffer as read-only.
   // Errors: InvalidArgument (wrong number of components, dtype or shape),
