@@ -4,7 +4,7 @@
 // that), normalised float32 output in CHW or HWC. It is the heart of the
 // fused random resized crop (random_resized_crop.h), and measurably faster
 // than the portable resampler in resize.cc, which relies on the compiler's
-// auto-vectorisation (little at -O2, the wheel's level): on the benchmark's
+// auto-vectorisation (little at -O2, a RelWithDebInfo build's level): on the benchmark's
 // crops to 224x224, 0.5x its time at -O3 and 0.22x at -O2 (AVX2 path).
 //
 // Two builds of the same algorithm: SSE2 (baseline x86-64) and AVX2 + FMA
