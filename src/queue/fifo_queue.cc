@@ -55,13 +55,38 @@ FIFOQueue::FIFOQueue(std::string name, int32_t capacity, std::vector<DType> dtyp
   }
   if (total > kCoalesceMaxRowBytes) return;
   row_bytes_ = std::move(row_bytes);
+  if (this->capacity() != kUnbounded && RowRing::Fits(this->capacity(), total)) {
+    std::vector<TensorShape> row_shapes;
+    for (const PartialShape& shape : this->shapes()) row_shapes.push_back(shape.ToTensorShape());
+    ring_ = std::make_unique<RowRing>(this->capacity(), this->dtypes(), std::move(row_shapes));
+  }
   // A full queue spans capacity / kStageRows batches; 16 bounds what an
   // unbounded (or huge) queue keeps once drained (at most 4 MiB).
   const int64_t cap = this->capacity();
   max_retired_ = static_cast<size_t>(std::min<int64_t>(cap / kStageRows + 2, 16));
 }
 
+FIFOQueue::FastResult FIFOQueue::TryEnqueueFast(const Element& element) {
+  if (!ring_) return FastResult::kBusy;
+  return static_cast<FastResult>(ring_->TryPush(element));
+}
+
+FIFOQueue::FastResult FIFOQueue::TryDequeueFast(Element* out) {
+  if (!ring_) return FastResult::kBusy;
+  return static_cast<FastResult>(ring_->TryPop(out));
+}
+
+void FIFOQueue::FastCountsLocked(int64_t* enqueued, int64_t* dequeued) const {
+  if (!ring_) return;
+  *enqueued = ring_->fast_pushed();
+  *dequeued = ring_->fast_popped();
+}
+
 void FIFOQueue::PushLocked(Element&& element) {
+  if (ring_ && chunks_.empty()) {
+    ring_->Push(element);  // room: the caller checked StoredLocked() < capacity
+    return;
+  }
   if (coalesces()) {
     CoalesceLocked(element);
     return;
@@ -132,57 +157,92 @@ void FIFOQueue::PushRowsLocked(const Element& batch, int64_t begin, int64_t coun
 }
 
 Element FIFOQueue::PopLocked() {
-  Chunk& front = chunks_.front();
+  if (front_stored_ > 0) {
+    --front_stored_;
+    return PopFromLocked(front_);
+  }
+  if (ring_ && ring_->Size() > 0) return ring_->Pop();
+  return PopFromLocked(chunks_);
+}
+
+Element FIFOQueue::PopFromLocked(RingBuffer<Chunk>& line) {
+  Chunk& front = line.front();
   --stored_;
   if (!front.batched) {
     Element out(std::move(front.data));
-    chunks_.drop_front();
+    line.drop_front();
     return out;
   }
   Element row;
   for (const Tensor& component : front.data) row.push_back(component.Slice(front.begin));
   if (++front.begin == front.end) {
     front.data.clear();  // drops the batch reference now, not when the slot is reused
-    chunks_.drop_front();
+    line.drop_front();
   }
   return row;
 }
 
 void FIFOQueue::TakeLocked(int64_t n, std::vector<Piece>* out) {
+  const int64_t from_front = std::min(n, front_stored_);
+  if (from_front > 0) {
+    TakeFromLocked(front_, from_front, out);
+    front_stored_ -= from_front;
+    n -= from_front;
+  }
+  if (ring_ && n > 0) {
+    Element batch;
+    int64_t first = 0;
+    for (int64_t left = std::min(n, ring_->Size()); left > 0;) {
+      const int64_t k = ring_->TakeRows(left, &batch, &first);
+      AppendRows(batch, first, k, out);
+      left -= k;
+      n -= k;
+    }
+  }
+  if (n > 0) TakeFromLocked(chunks_, n, out);
+}
+
+void FIFOQueue::AppendRows(const Element& batch, int64_t begin, int64_t k, std::vector<Piece>* out) {
+  const int64_t join = out->empty() || !out->back().batched ? -1 : JoinRow(out->back().data, batch, begin);
+  if (join >= 0) {
+    // Extends the previous piece: one slice instead of two pieces to copy.
+    Piece& prev = out->back();
+    for (size_t c = 0; c < batch.size(); ++c) prev.data[c] = batch[c].Slice(join, begin + k);
+    prev.rows += k;
+    return;
+  }
+  Element rows;
+  for (const Tensor& component : batch) rows.push_back(component.Slice(begin, begin + k));
+  out->push_back(Piece{std::move(rows), k, true});
+}
+
+void FIFOQueue::TakeFromLocked(RingBuffer<Chunk>& line, int64_t n, std::vector<Piece>* out) {
   stored_ -= n;
   while (n > 0) {
-    Chunk& front = chunks_.front();
+    Chunk& front = line.front();
     if (!front.batched) {
       out->push_back(Piece{std::move(front.data), 1, false});
-      chunks_.drop_front();
+      line.drop_front();
       --n;
       continue;
     }
     const int64_t k = std::min(n, front.end - front.begin);
-    const int64_t join = out->empty() || !out->back().batched ? -1 : JoinRow(out->back().data, front.data, front.begin);
-    if (join >= 0) {
-      // Extends the previous piece: one slice instead of two pieces to copy.
-      Piece& prev = out->back();
-      for (size_t c = 0; c < front.data.size(); ++c) prev.data[c] = front.data[c].Slice(join, front.begin + k);
-      prev.rows += k;
-    } else {
-      Element rows;
-      for (const Tensor& component : front.data) rows.push_back(component.Slice(front.begin, front.begin + k));
-      out->push_back(Piece{std::move(rows), k, true});
-    }
+    AppendRows(front.data, front.begin, k, out);
     front.begin += k;
     n -= k;
     if (front.begin == front.end) {
       front.data.clear();
-      chunks_.drop_front();
+      line.drop_front();
     }
   }
 }
 
 void FIFOQueue::RestoreLocked(std::vector<Piece>* held) {
+  // In front of everything, the ring included.
   for (auto it = held->rbegin(); it != held->rend(); ++it) {
     stored_ += it->rows;
-    chunks_.push_front(Chunk{std::move(it->data), 0, it->rows, it->batched, false});
+    front_stored_ += it->rows;
+    front_.push_front(Chunk{std::move(it->data), 0, it->rows, it->batched, false});
   }
   held->clear();
 }

@@ -5,29 +5,39 @@
 // batch. An enqueue_many batch is stored whole as one chunk, so that a
 // dequeue_many of it is a zero-copy slice.
 //
-// Coalescing: when every component has a fully defined shape and a
-// fixed-size dtype and an element is small (at most kCoalesceMaxRowBytes in
-// all), a single enqueue copies the element's bytes into the next row of a
-// staging batch (kStageRows rows per component, allocated when needed), and
-// consecutive singles extend the tail chunk over that batch. A later
-// dequeue_many of them is then a slice, as for an enqueue_many batch, and a
-// single dequeue a row view (no allocation under mu_; a copy-out measured
-// about 20% slower in the threaded benchmark). The price: a kept element
-// keeps its 64-row batch (at most 256 KiB) alive, and its buffer is shared,
-// which the Python binding answers by copying small shared results out so
-// that arrays stay writable. A row of a staging batch is written once,
-// under mu_, before any dequeuer can see it; a batch is rewritten only once
-// nothing else refers to it (see retired_).
+// Small fixed-size elements (every component a fixed shape and a numeric
+// dtype, at most kCoalesceMaxRowBytes in all) are copied into rows of
+// 64-row batches, so that a later dequeue_many of them is a slice (no copy)
+// and a single dequeue a row view:
+// - In a bounded queue whose ring fits RowRing::kMaxRingBytes, the rows
+//   live in a RowRing, and single enqueues and dequeues go through it
+//   without the lock while nobody waits, the queue is open and nothing is
+//   stored outside the ring (row_ring.h). The lock holder freezes the ring
+//   (BeginLocked) and thaws it when the queue is idle again (EndLocked).
+// - Otherwise (unbounded or very large queues), a single enqueue copies the
+//   element under mu_ into the next row of a staging batch, and
+//   consecutive singles extend the tail chunk over that batch.
+// The price of both: a kept element keeps its 64-row batch (at most
+// 256 KiB) alive, and its buffer is shared, which the Python binding answers
+// by copying small shared results out so that arrays stay writable. A row is
+// written once before any dequeuer can see it; a batch is rewritten only
+// once nothing else refers to it.
+//
+// Storage order: front_ (what an abandoned dequeue_many gave back), then the
+// ring, then chunks_ (enqueue_many batches, and anything stored behind one).
+// Single enqueues go to the ring while chunks_ is empty.
 #ifndef SLUICE_QUEUE_FIFO_QUEUE_H_
 #define SLUICE_QUEUE_FIFO_QUEUE_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "queue/queue_base.h"
 #include "queue/ring_buffer.h"
+#include "queue/row_ring.h"
 
 namespace sluice::queue {
 
@@ -53,11 +63,27 @@ class FIFOQueue : public QueueBase {
 
   std::string_view type_name() const override { return "FIFOQueue"; }
 
-  // Whether single enqueues are copied into staging batches (see above).
+  // Whether single enqueues are copied into rows of batches (see above).
   bool coalesces() const { return !row_bytes_.empty(); }
+  // Whether they go through a lock-free RowRing.
+  bool has_ring() const { return ring_ != nullptr; }
+  // Whether the ring's lock-free path is stopped right now (tests).
+  bool ring_frozen() const EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    return ring_ != nullptr && ring_->frozen();
+  }
 
  protected:
-  int64_t StoredLocked() const override REQUIRES(mu_) { return stored_; }
+  int64_t StoredLocked() const override REQUIRES(mu_) { return stored_ + (ring_ ? ring_->Size() : 0); }
+  FastResult TryEnqueueFast(const Element& element) override;
+  FastResult TryDequeueFast(Element* out) override;
+  void BeginLocked() override REQUIRES(mu_) {
+    if (ring_) ring_->Freeze();
+  }
+  void EndLocked(bool idle) override REQUIRES(mu_) {
+    if (ring_ && idle && front_.empty() && chunks_.empty()) ring_->Thaw();
+  }
+  void FastCountsLocked(int64_t* enqueued, int64_t* dequeued) const override REQUIRES(mu_);
   void PushLocked(Element&& element) override REQUIRES(mu_);
   void PushRowsLocked(const Element& batch, int64_t begin, int64_t count) override REQUIRES(mu_);
   Element PopLocked() override REQUIRES(mu_);
@@ -76,6 +102,13 @@ class FIFOQueue : public QueueBase {
     bool staging = false;
   };
 
+  // Takes n elements from the front of `line` (front_ or chunks_, which
+  // holds at least n) into `out`.
+  void TakeFromLocked(RingBuffer<Chunk>& line, int64_t n, std::vector<Piece>* out) REQUIRES(mu_);
+  Element PopFromLocked(RingBuffer<Chunk>& line) REQUIRES(mu_);
+  // Appends rows [begin, begin + k) of `batch` to `out`, extending the last
+  // piece when they follow it in the same buffers.
+  static void AppendRows(const Element& batch, int64_t begin, int64_t k, std::vector<Piece>* out);
   // Copies `element` into the next row of the staging batch.
   void CoalesceLocked(const Element& element) REQUIRES(mu_);
   // Replaces the full staging batch with an empty one: the oldest retired
@@ -92,9 +125,15 @@ class FIFOQueue : public QueueBase {
   std::vector<size_t> row_bytes_;
   size_t max_retired_ = 0;
 
+  // The lock-free rows, when the queue has them (see above). Its frozen-mode
+  // methods are called with mu_ held only.
+  std::unique_ptr<RowRing> ring_;
+
   // Protected by mu_:
+  RingBuffer<Chunk> front_ GUARDED_BY(mu_){4};
   RingBuffer<Chunk> chunks_ GUARDED_BY(mu_){64};
-  int64_t stored_ GUARDED_BY(mu_) = 0;  // elements in chunks_
+  int64_t stored_ GUARDED_BY(mu_) = 0;        // elements in front_ and chunks_
+  int64_t front_stored_ GUARDED_BY(mu_) = 0;  // elements in front_
   // The staging batch ([kStageRows] + shape per component; empty until the
   // first coalesced enqueue) and the rows of it written so far.
   Element stage_ GUARDED_BY(mu_);

@@ -1,5 +1,6 @@
 // FIFOQueue coalescing: small fixed-size single enqueues are copied into
-// staging batches so that dequeue_many of them is a slice. These tests pin
+// rows of batches (a bounded queue's RowRing, or an unbounded queue's
+// staging batches) so that dequeue_many of them is a slice. These tests pin
 // down when it happens (a dequeued element that does not share the enqueued
 // tensor's buffer was copied) and that it keeps FIFO order, capacity, close,
 // timeouts, cancellation and restore exactly as without it.
@@ -234,7 +235,9 @@ TEST(FIFOQueueCoalesceTest, StagingBatchStillReferencedIsNotReused) {
 }
 
 TEST(FIFOQueueCoalesceTest, StagingBatchIsReusedOnceNothingRefersToIt) {
-  auto q = IdQueue(2 * kRows);
+  // Unbounded: staging batches under the lock (a bounded queue's RowRing
+  // reuses a batch a lap later: fifo_queue_ring_test.cc).
+  auto q = IdQueue(Queue::kUnbounded);
   EnqueueIds(*q, 0, kRows);  // fills staging batch A
   const void* a_rows = nullptr;
   {

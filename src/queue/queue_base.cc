@@ -24,6 +24,11 @@ using Clock = std::chrono::steady_clock;
 // usually comes within a few hundred nanoseconds when both sides are busy.
 constexpr int kSpinIterations = 64;
 
+// Retries of a subclass's lock-free path that found the queue full or empty,
+// before taking the lock: when both sides are busy, the other side usually
+// makes room (or an element) within a few hundred nanoseconds.
+constexpr int kFastSpins = 128;
+
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -122,8 +127,27 @@ class QueueBase::WakeList {
   std::vector<Attempt*> more_;
 };
 
+// Holds mu_ around a section that touches storage or the lines, with the
+// subclass's BeginLocked / EndLocked around it.
+class SCOPED_CAPABILITY QueueBase::StorageLock {
+ public:
+  explicit StorageLock(QueueBase* q) ACQUIRE(q->mu_) : q_(q) {
+    q_->mu_.Lock();
+    q_->BeginLocked();
+  }
+  ~StorageLock() RELEASE() {
+    q_->EndLocked(q_->enqueuers_.empty() && q_->dequeuers_.empty() && !q_->closed_);
+    q_->mu_.Unlock();
+  }
+  StorageLock(const StorageLock&) = delete;
+  StorageLock& operator=(const StorageLock&) = delete;
+
+ private:
+  QueueBase* const q_;
+};
+
 // Wakes the attempts of a WakeList when it goes out of scope (after the
-// MutexLock declared after it).
+// lock declared after it).
 struct QueueBase::WakeOnExit {
   const WakeList* completed;
   ~WakeOnExit() { Wake(*completed, nullptr); }
@@ -262,6 +286,13 @@ Status QueueBase::EnqueueImpl(Element&& element, bool many, const WaitOptions& w
     return errors::Cancelled("Enqueue operation was cancelled");
   }
   if (!many) {
+    // Lock-free path first; a full queue may drain within a few spins.
+    for (int spin = 0;; ++spin) {
+      const FastResult r = TryEnqueueFast(element);
+      if (r == FastResult::kDone) return Status();
+      if (r == FastResult::kBusy || spin == kFastSpins) break;
+      CpuRelax();
+    }
     // Fast path: nobody waits ahead and there is room. Same outcome as the
     // attempt machinery, without building an attempt.
     // `element` (moved from, or copied by a coalescing FIFOQueue) is
@@ -269,7 +300,7 @@ Status QueueBase::EnqueueImpl(Element&& element, bool many, const WaitOptions& w
     WakeList completed;
     bool admitted = false;
     {
-      MutexLock lock(&mu_);
+      StorageLock lock(this);
       if (enqueuers_.empty() && !closed_ && StoredLocked() < capacity()) {
         PushLocked(std::move(element));
         ++enqueued_;
@@ -294,13 +325,22 @@ Result<Element> QueueBase::Dequeue(const WaitOptions& wait) {
     return errors::Cancelled("Dequeue operation was cancelled");
   }
   {
+    Element out;
+    for (int spin = 0;; ++spin) {
+      const FastResult r = TryDequeueFast(&out);
+      if (r == FastResult::kDone) return Result<Element>(std::move(out));
+      if (r == FastResult::kBusy || spin == kFastSpins) break;
+      CpuRelax();
+    }
+  }
+  {
     // Fast path: nobody waits ahead and an element may be taken. The result
     // is built straight from PopLocked's element: two Element moves (~160
     // bytes each) instead of three through an optional.
     // `wake` is declared before `lock`, so it runs after unlocking.
     WakeList completed;
     WakeOnExit wake{&completed};
-    MutexLock lock(&mu_);
+    StorageLock lock(this);
     if (dequeuers_.empty() && TakeableLocked() > 0) {
       Result<Element> out(PopLocked());
       ++dequeued_;
@@ -351,7 +391,7 @@ Status QueueBase::Close(bool cancel_pending_enqueues, const WaitOptions& wait) {
   }
   WakeList completed;
   {
-    MutexLock lock(&mu_);
+    StorageLock lock(this);
     closed_ = true;
     while (!enqueuers_.empty()) {
       Attempt* a = enqueuers_.head;
@@ -384,8 +424,10 @@ QueueStats QueueBase::stats() const {
   MutexLock lock(&mu_);
   s.size = static_cast<int32_t>(StoredLocked());
   s.closed = closed_;
-  s.enqueued = enqueued_;
-  s.dequeued = dequeued_;
+  int64_t fast_enqueued = 0, fast_dequeued = 0;
+  FastCountsLocked(&fast_enqueued, &fast_dequeued);
+  s.enqueued = enqueued_ + fast_enqueued;
+  s.dequeued = dequeued_ + fast_dequeued;
   return s;
 }
 
@@ -396,7 +438,7 @@ void QueueBase::Run(Attempt* a, const WaitOptions& wait) {
   WakeList completed;
   bool done;
   {
-    MutexLock lock(&mu_);
+    StorageLock lock(this);
     Append(a->is_dequeue() ? &dequeuers_ : &enqueuers_, a);
     FlushLocked(&completed);
     done = a->completed;
@@ -457,7 +499,7 @@ void QueueBase::Wait(Attempt* a, const WaitOptions& wait) {
 void QueueBase::Abandon(Attempt* a, Status status) {
   WakeList completed;
   {
-    MutexLock lock(&mu_);
+    StorageLock lock(this);
     if (a->completed) return;  // its completer wakes it
     Remove(a->is_dequeue() ? &dequeuers_ : &enqueuers_, a);
     // Unlike TensorFlow, which drops them, elements held by an abandoned

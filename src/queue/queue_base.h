@@ -15,6 +15,14 @@
 // attempt. A woken owner never takes the lock again; batch assembly (stacking
 // or padding) runs on the owner's thread, outside the lock.
 //
+// A subclass may add a lock-free path for single enqueues and dequeues
+// (FIFOQueue's RowRing): TryEnqueueFast / TryDequeueFast run before the lock
+// is taken; every section that holds mu_ to touch storage or the lines calls
+// BeginLocked first (the subclass stops its fast path there) and
+// EndLocked(idle) last (idle: no attempt waits and the queue is open, so the
+// subclass may restart it). A lock-free call thus never overtakes a waiting
+// one, and never runs against a closed queue.
+//
 // Thread-safety: all public methods are thread-safe. Subclass hooks named
 // ...Locked run with mu_ held and must not block or call out.
 #ifndef SLUICE_QUEUE_QUEUE_BASE_H_
@@ -60,6 +68,24 @@ class QueueBase : public Queue {
     int64_t rows = 1;
     bool batched = false;
   };
+
+  // --- Lock-free single operations (default: none). ---
+  enum class FastResult {
+    kDone,   // enqueued / dequeued
+    kBusy,   // take the lock
+    kFull,   // no room now: may retry before taking the lock
+    kEmpty,  // nothing to take now: may retry before taking the lock
+  };
+  // Stores a validated element without the lock.
+  virtual FastResult TryEnqueueFast(const Element& element) { return FastResult::kBusy; }
+  // On kDone, *out is the dequeued element.
+  virtual FastResult TryDequeueFast(Element* out) { return FastResult::kBusy; }
+  // Run first and last in every section that holds mu_ for storage or the
+  // lines (see the file comment).
+  virtual void BeginLocked() REQUIRES(mu_) {}
+  virtual void EndLocked(bool idle) REQUIRES(mu_) {}
+  // Elements moved by the lock-free path so far, for QueueStats.
+  virtual void FastCountsLocked(int64_t* enqueued, int64_t* dequeued) const REQUIRES(mu_) {}
 
   // --- Storage hooks, run with mu_ held. ---
   virtual int64_t StoredLocked() const REQUIRES(mu_) = 0;
@@ -108,6 +134,7 @@ class QueueBase : public Queue {
   struct Attempt;
   class WakeList;
   struct WakeOnExit;
+  class StorageLock;
   // An intrusive FIFO list of attempts.
   struct Line {
     Attempt* head = nullptr;

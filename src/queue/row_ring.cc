@@ -1,0 +1,210 @@
+#include "queue/row_ring.h"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+namespace sluice::queue {
+namespace {
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Waits for another thread's claimed call to finish a step it does without
+// blocking: spins a little, then yields (it may have been preempted).
+template <class Ready>
+void SpinUntil(Ready ready) {
+  for (int i = 0; !ready(); ++i) {
+    if (i < 128) {
+      CpuRelax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+
+uint64_t RingRows(int64_t capacity) {
+  const uint64_t rows = static_cast<uint64_t>(capacity) + RowRing::kBatchRows;
+  return (rows + RowRing::kBatchRows - 1) / RowRing::kBatchRows * RowRing::kBatchRows;
+}
+
+}  // namespace
+
+bool RowRing::Fits(int64_t capacity, size_t row_bytes) {
+  if (capacity <= 0 || row_bytes == 0) return false;
+  if (capacity > (int64_t{1} << 30)) return false;
+  return RingRows(capacity) * row_bytes <= kMaxRingBytes;
+}
+
+RowRing::RowRing(int64_t capacity, std::vector<DType> dtypes, std::vector<TensorShape> row_shapes)
+    : capacity_(capacity),
+      rows_(RingRows(capacity)),
+      dtypes_(std::move(dtypes)),
+      row_shapes_(std::move(row_shapes)),
+      seq_(new std::atomic<uint64_t>[rows_]),
+      batches_(new Batch[rows_ / kBatchRows]) {
+  for (size_t c = 0; c < dtypes_.size(); ++c) {
+    row_bytes_.push_back(static_cast<size_t>(row_shapes_[c].num_elements()) * DTypeSize(dtypes_[c]));
+  }
+  for (uint64_t r = 0; r < rows_; ++r) seq_[r].store(r, std::memory_order_relaxed);
+}
+
+// ---------------------------------------------------------------------------
+// Lock-free
+
+RowRing::Fast RowRing::TryPush(const Element& element) {
+  uint64_t t = tail_.load(std::memory_order_relaxed);
+  while (true) {
+    if (t & kFrozen) return Fast::kBusy;
+    // head only grows: a stale (smaller) head errs on the full side.
+    uint64_t h = head_seen_.load(std::memory_order_relaxed);
+    if (static_cast<int64_t>(t - h) >= capacity_) {
+      h = head_.load(std::memory_order_acquire) & ~kFrozen;
+      head_seen_.store(h, std::memory_order_relaxed);
+      if (static_cast<int64_t>(t - h) >= capacity_) return Fast::kFull;
+    }
+    if (tail_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) break;
+  }
+  WriteRow(t, element);
+  return Fast::kDone;
+}
+
+RowRing::Fast RowRing::TryPop(Element* out) {
+  uint64_t h = head_.load(std::memory_order_relaxed);
+  while (true) {
+    if (h & kFrozen) return Fast::kBusy;
+    const uint64_t s = seq_[h % rows_].load(std::memory_order_acquire);
+    const auto ahead = static_cast<int64_t>(s - (h + 1));
+    if (ahead < 0) return Fast::kEmpty;  // not pushed, or claimed and not yet published
+    if (ahead > 0) {
+      h = head_.load(std::memory_order_relaxed);  // h is stale: another pop took it
+      continue;
+    }
+    if (head_.compare_exchange_weak(h, h + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) break;
+  }
+  *out = ReadRow(h);
+  return Fast::kDone;
+}
+
+void RowRing::WriteRow(uint64_t p, const Element& element) {
+  const uint64_t index = p % rows_;
+  const uint64_t lap = p / rows_;
+  Batch& b = batches_[index / kBatchRows];
+  const uint64_t row = index % kBatchRows;
+  if (row == 0) {
+    PrepareBatch(p, b, lap);
+  } else {
+    SpinUntil([&] { return b.lap.load(std::memory_order_acquire) == lap; });
+  }
+  for (size_t c = 0; c < row_bytes_.size(); ++c) {
+    const size_t bytes = row_bytes_[c];
+    std::memcpy(static_cast<char*>(b.data[c].raw_data()) + row * bytes, element[c].raw_data(), bytes);
+  }
+  seq_[index].store(p + 1, std::memory_order_release);
+}
+
+Element RowRing::ReadRow(uint64_t p) {
+  const uint64_t index = p % rows_;
+  Batch& b = batches_[index / kBatchRows];
+  const auto row = static_cast<int64_t>(index % kBatchRows);
+  Element out;
+  for (const Tensor& component : b.data) out.push_back(component.Slice(row));
+  // From here on the batch may be rewritten for the next lap (our view keeps
+  // its buffers alive: see PrepareBatch).
+  seq_[index].store(p + rows_, std::memory_order_release);
+  return out;
+}
+
+void RowRing::PrepareBatch(uint64_t p, Batch& b, uint64_t lap) {
+  // Every row of the previous lap was claimed by a pop; wait until each
+  // popper has taken its view (row j then holds p + j).
+  const uint64_t first = p % rows_;
+  for (uint64_t j = 0; j < static_cast<uint64_t>(kBatchRows); ++j) {
+    SpinUntil([&] { return seq_[first + j].load(std::memory_order_acquire) == p + j; });
+  }
+  // A view's Unref (acq_rel) happens before the acquire load in
+  // RefCountIsOne: when only the ring refers to a buffer, nothing reads it.
+  const bool reusable = !b.data.empty() && std::all_of(b.data.begin(), b.data.end(), [](const Tensor& t) {
+    return t.buffer()->RefCountIsOne();
+  });
+  if (!reusable) {
+    Element fresh;
+    for (size_t c = 0; c < dtypes_.size(); ++c) {
+      fresh.push_back(Tensor(dtypes_[c], row_shapes_[c].WithFirstDim(kBatchRows)));
+    }
+    b.data = std::move(fresh);  // views of the old buffers keep them alive
+  }
+  b.lap.store(lap, std::memory_order_release);
+}
+
+void RowRing::AwaitPublished(uint64_t p) const {
+  SpinUntil([&] { return seq_[p % rows_].load(std::memory_order_acquire) == p + 1; });
+}
+
+// ---------------------------------------------------------------------------
+// The lock holder's
+
+void RowRing::Freeze() {
+  if (frozen_) return;
+  tail_.fetch_or(kFrozen, std::memory_order_acq_rel);
+  head_.fetch_or(kFrozen, std::memory_order_acq_rel);
+  frozen_ = true;
+}
+
+void RowRing::Thaw() {
+  head_.store(head_.load(std::memory_order_relaxed) & ~kFrozen, std::memory_order_release);
+  tail_.store(tail_.load(std::memory_order_relaxed) & ~kFrozen, std::memory_order_release);
+  frozen_ = false;
+}
+
+int64_t RowRing::Size() const {
+  // Head first: a snapshot taken while the fast path runs is never negative.
+  const uint64_t h = head_.load(std::memory_order_acquire) & ~kFrozen;
+  const uint64_t t = tail_.load(std::memory_order_acquire) & ~kFrozen;
+  return t >= h ? static_cast<int64_t>(t - h) : 0;
+}
+
+void RowRing::Push(const Element& element) {
+  const uint64_t t = tail_.load(std::memory_order_relaxed) & ~kFrozen;
+  tail_.store((t + 1) | kFrozen, std::memory_order_release);
+  WriteRow(t, element);
+  ++locked_pushed_;
+}
+
+Element RowRing::Pop() {
+  const uint64_t h = head_.load(std::memory_order_relaxed) & ~kFrozen;
+  AwaitPublished(h);  // a push claimed before the freeze may still be copying
+  head_.store((h + 1) | kFrozen, std::memory_order_release);
+  ++locked_popped_;
+  return ReadRow(h);
+}
+
+int64_t RowRing::TakeRows(int64_t max_rows, Element* batch, int64_t* first_row) {
+  const uint64_t h = head_.load(std::memory_order_relaxed) & ~kFrozen;
+  const uint64_t index = h % rows_;
+  const auto row = static_cast<int64_t>(index % kBatchRows);
+  const int64_t n = std::min<int64_t>(max_rows, kBatchRows - row);
+  for (int64_t i = 0; i < n; ++i) AwaitPublished(h + static_cast<uint64_t>(i));
+  Batch& b = batches_[index / kBatchRows];
+  *batch = b.data;  // shares the buffers: the rows stay valid after the release below
+  *first_row = row;
+  head_.store((h + static_cast<uint64_t>(n)) | kFrozen, std::memory_order_release);
+  for (int64_t i = 0; i < n; ++i) seq_[index + static_cast<uint64_t>(i)].store(h + static_cast<uint64_t>(i) + rows_, std::memory_order_release);
+  locked_popped_ += n;
+  return n;
+}
+
+int64_t RowRing::fast_pushed() const {
+  return static_cast<int64_t>(tail_.load(std::memory_order_acquire) & ~kFrozen) - locked_pushed_;
+}
+
+int64_t RowRing::fast_popped() const {
+  return static_cast<int64_t>(head_.load(std::memory_order_acquire) & ~kFrozen) - locked_popped_;
+}
+
+}  // namespace sluice::queue

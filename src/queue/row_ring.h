@@ -1,0 +1,151 @@
+// RowRing: the lock-free part of a FIFOQueue whose elements are small and of
+// one fixed size (see FIFOQueue). Written by hand: it is the heart of the
+// queue's single-element speed, and no library ring gives TensorFlow's
+// semantics (a lock-protected slow path that can stop the ring, take
+// elements out of it as zero-copy batches, and put elements back into it).
+//
+// Storage: a ring of R rows (R >= capacity + kBatchRows, a multiple of
+// kBatchRows) grouped into R / kBatchRows batches. A batch is an Element of
+// tensors [kBatchRows] + shape, one per component; position p (a 63-bit
+// counter of elements ever stored) lives in row (p % R) % kBatchRows of batch
+// (p % R) / kBatchRows. A pushed element is copied into its row; a popped one
+// is a view of its row (Tensor::Slice: a reference on the batch's buffer), so
+// rows of one batch taken together are one slice, with no copy.
+//
+// Fast path (any thread, no lock): TryPush claims the next tail position
+// with a compare-and-swap when fewer than `capacity` elements are stored,
+// copies the element into its row and publishes the row (its sequence word).
+// TryPop claims the head position once its row is published, takes the view
+// and marks the row released (a plain store). The producer that claims row
+// 0 of a batch for a new lap waits until every row of the batch's previous
+// lap is released (they were all claimed: R >= capacity + kBatchRows), then
+// reuses the batch's buffers when no view of them is left, or installs new
+// ones; the other rows of that lap wait for it.
+//
+// Frozen mode: the queue's slow path (under its mutex) freezes the ring: a
+// flag bit in both positions makes every later fast call fail with kBusy, so
+// that the lock holder alone moves the positions. Calls that claimed a
+// position before the freeze finish on their own; the lock holder waits for
+// a row to be published (or released) when it needs it. The queue thaws the
+// ring when no blocked call waits, the queue is open and nothing is stored
+// outside the ring.
+//
+// Thread-safety: TryPush and TryPop are thread-safe and lock-free (they may
+// spin briefly on a row another call has claimed and not yet finished). The
+// other methods must be called by one thread at a time (the holder of the
+// owning queue's mutex); all but Fits, Freeze and the counters REQUIRE
+// frozen().
+#ifndef SLUICE_QUEUE_ROW_RING_H_
+#define SLUICE_QUEUE_ROW_RING_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "sluice/core/element.h"
+#include "sluice/core/shape.h"
+#include "sluice/core/tensor.h"
+
+namespace sluice::queue {
+
+class RowRing {
+ public:
+  static constexpr int64_t kBatchRows = 64;
+  // A ring larger than this (rows x bytes per row) is not worth its memory:
+  // a FIFOQueue then stores its elements under the lock only.
+  static constexpr size_t kMaxRingBytes = size_t{16} << 20;
+
+  enum class Fast {
+    kDone,   // pushed / popped
+    kBusy,   // frozen: take the queue's lock
+    kFull,   // capacity elements stored (or claimed)
+    kEmpty,  // the next element is not published yet
+  };
+
+  // Whether a queue of `capacity` elements of `row_bytes` bytes gets a ring.
+  static bool Fits(int64_t capacity, size_t row_bytes);
+
+  // `row_shapes`: each component's element shape (fully defined);
+  // `dtypes`: fixed-size dtypes (not strings).
+  RowRing(int64_t capacity, std::vector<DType> dtypes, std::vector<TensorShape> row_shapes);
+  RowRing(const RowRing&) = delete;
+  RowRing& operator=(const RowRing&) = delete;
+
+  // --- Lock-free. ---
+  // Copies `element` (validated by the caller) into the ring.
+  Fast TryPush(const Element& element);
+  // On kDone, *out is the oldest element (a view of its row).
+  Fast TryPop(Element* out);
+
+  // --- One thread at a time (the queue's lock holder). ---
+  // Stops the fast path; idempotent.
+  void Freeze();
+  // Restarts it. REQUIRES: frozen().
+  void Thaw();
+  bool frozen() const { return frozen_; }
+  // Elements stored: exact when frozen (claimed positions count), else a
+  // snapshot.
+  int64_t Size() const;
+  // REQUIRES: frozen() and Size() < capacity.
+  void Push(const Element& element);
+  // REQUIRES: frozen() and Size() > 0.
+  Element Pop();
+  // Takes up to `max_rows` (> 0) of the oldest elements that lie in one
+  // batch: sets *batch to that batch (sharing its buffers) and *first_row to
+  // the row of the first; returns how many. The caller slices them out.
+  // REQUIRES: frozen() and Size() >= max_rows.
+  int64_t TakeRows(int64_t max_rows, Element* batch, int64_t* first_row);
+  // Elements that went through the fast path, in and out (for QueueStats:
+  // positions minus the lock holder's own calls). A snapshot.
+  int64_t fast_pushed() const;
+  int64_t fast_popped() const;
+
+ private:
+  static constexpr uint64_t kFrozen = uint64_t{1} << 63;
+
+  struct alignas(64) Batch {
+    // Lap of the positions the buffers currently serve (set by the claimer
+    // of row 0 once ready); kNoLap before the first.
+    std::atomic<uint64_t> lap{kNoLap};
+    Element data;  // [kBatchRows] + shape per component
+  };
+  static constexpr uint64_t kNoLap = ~uint64_t{0};
+
+  // Writes `element` at claimed position p and publishes it.
+  void WriteRow(uint64_t p, const Element& element);
+  // The view of claimed, published position p; releases the row.
+  Element ReadRow(uint64_t p);
+  // Makes batch b ready for `lap` (called by the claimer of its row 0, p).
+  void PrepareBatch(uint64_t p, Batch& b, uint64_t lap);
+  // Waits until position p is published.
+  void AwaitPublished(uint64_t p) const;
+
+  const int64_t capacity_;
+  const uint64_t rows_;  // R
+  const std::vector<DType> dtypes_;
+  const std::vector<TensorShape> row_shapes_;
+  std::vector<size_t> row_bytes_;
+
+  // Position counters, each on its own cache line; bit 63: frozen.
+  alignas(64) std::atomic<uint64_t> tail_{0};
+  // The producers' copy of head (without the frozen bit), refreshed only
+  // when the ring looks full, so that a push does not read the line every
+  // pop writes. Never ahead of head_.
+  std::atomic<uint64_t> head_seen_{0};
+  alignas(64) std::atomic<uint64_t> head_{0};
+  // Per row (Vyukov's sequence words): p + 1 once position p is published
+  // there, p + R once its reader has released it (and taken its view), which
+  // is the value the row's next position finds. Initially the row index.
+  alignas(64) std::unique_ptr<std::atomic<uint64_t>[]> seq_;
+  std::unique_ptr<Batch[]> batches_;
+  // The lock holder's own (one thread at a time):
+  bool frozen_ = false;
+  int64_t locked_pushed_ = 0;
+  int64_t locked_popped_ = 0;
+};
+
+}  // namespace sluice::queue
+
+#endif  // SLUICE_QUEUE_ROW_RING_H_
