@@ -48,7 +48,7 @@ int64_t DequeueId(Queue& q) {
 TEST(FIFOQueueRingTest, BoundedQueueOfSmallFixedSizeElementsHasARing) {
   EXPECT_TRUE(IdQueue(1)->has_ring());
   EXPECT_TRUE(IdQueue(1000)->has_ring());
-  EXPECT_TRUE(NewQueue(1000, {DType::kUInt8}, {PartialShape{4096}})->has_ring());  // 4.25 MiB of rows
+  EXPECT_TRUE(NewQueue(1000, {DType::kUInt8}, {PartialShape{4096}})->has_ring());  // 2048 rows: 8 MiB
 }
 
 TEST(FIFOQueueRingTest, UnboundedQueueHasNoRing) { EXPECT_FALSE(IdQueue(Queue::kUnbounded)->has_ring()); }
@@ -83,7 +83,7 @@ TEST(FIFOQueueRingTest, BatchIsReusedAfterALapOnceNothingRefersToIt) {
 }
 
 TEST(FIFOQueueRingTest, BatchStillReferencedIsReplacedNotOverwritten) {
-  auto q = IdQueue(2 * kRows);  // a ring of three batches
+  auto q = IdQueue(2 * kRows);  // a ring of four batches
   EnqueueIds(*q, 0, kRows);
   ASSERT_OK_AND_ASSIGN(Element held, q->Dequeue(Safe()));  // a view of row 0
   ASSERT_OK(q->DequeueMany(kRows - 1, Safe()));

@@ -4,8 +4,8 @@
 // semantics (a lock-protected slow path that can stop the ring, take
 // elements out of it as zero-copy batches, and put elements back into it).
 //
-// Storage: a ring of R rows (R >= capacity + kBatchRows, a multiple of
-// kBatchRows) grouped into R / kBatchRows batches. A batch is an Element of
+// Storage: a ring of R rows (R >= capacity + kBatchRows, a power of two)
+// grouped into R / kBatchRows batches. A batch is an Element of
 // tensors [kBatchRows] + shape, one per component; position p (a 63-bit
 // counter of elements ever stored) lives in row (p % R) % kBatchRows of batch
 // (p % R) / kBatchRows. A pushed element is copied into its row; a popped one
@@ -93,10 +93,11 @@ class RowRing {
   // REQUIRES: frozen() and Size() > 0.
   Element Pop();
   // Takes up to `max_rows` (> 0) of the oldest elements that lie in one
-  // batch: sets *batch to that batch (sharing its buffers) and *first_row to
-  // the row of the first; returns how many. The caller slices them out.
+  // batch: points *batch at that batch and sets *first_row to the row of
+  // the first; returns how many. The caller slices them out of *batch
+  // before the ring thaws (until then nothing rewrites it).
   // REQUIRES: frozen() and Size() >= max_rows.
-  int64_t TakeRows(int64_t max_rows, Element* batch, int64_t* first_row);
+  int64_t TakeRows(int64_t max_rows, const Element** batch, int64_t* first_row);
   // Elements that went through the fast path, in and out (for QueueStats:
   // positions minus the lock holder's own calls). A snapshot.
   int64_t fast_pushed() const;
@@ -123,7 +124,9 @@ class RowRing {
   void AwaitPublished(uint64_t p) const;
 
   const int64_t capacity_;
-  const uint64_t rows_;  // R
+  const uint64_t rows_;  // R, a power of two
+  const uint64_t mask_;  // R - 1
+  const unsigned lap_shift_;  // log2(R)
   const std::vector<DType> dtypes_;
   const std::vector<TensorShape> row_shapes_;
   std::vector<size_t> row_bytes_;
