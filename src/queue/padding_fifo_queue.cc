@@ -16,7 +16,7 @@ class PaddingFIFOQueue : public FIFOQueue {
   std::string_view type_name() const override { return "PaddingFIFOQueue"; }
 
  protected:
-  Result<Element> AssembleBatch(std::vector<Piece> pieces, int64_t n) const override {
+  Result<Element> AssembleBatch(std::vector<Piece>&& pieces, int64_t n) const override {
     if (pieces.size() == 1 && pieces[0].batched) return std::move(pieces[0].data);  // one shape: no padding
     Element out;
     for (size_t c = 0; c < dtypes().size(); ++c) {

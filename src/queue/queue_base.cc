@@ -383,6 +383,30 @@ Result<Element> QueueBase::DequeueImpl(int64_t n, bool up_to, const WaitOptions&
   if (wait.cancellation && wait.cancellation->IsCancelled()) {
     return errors::Cancelled("Dequeue operation was cancelled");
   }
+  {
+    // Fast path: nobody waits ahead and n elements may be taken now (what the
+    // attempt would do in one step). The pieces go into a per-thread vector
+    // that keeps its capacity, so the call allocates nothing of its own; the
+    // batch is assembled after unlocking.
+    thread_local std::vector<Piece> pieces;
+    WakeList completed;
+    bool taken = false;
+    {
+      StorageLock lock(this);
+      if (dequeuers_.empty() && TakeableLocked() >= n) {
+        TakeLocked(n, &pieces);
+        dequeued_ += n;
+        if (!enqueuers_.empty()) FlushLocked(&completed);
+        taken = true;
+      }
+    }
+    if (taken) {
+      Wake(completed, nullptr);
+      Result<Element> out = AssembleBatch(std::move(pieces), n);
+      pieces.clear();
+      return out;
+    }
+  }
   Attempt a(Attempt::kDequeue);
   a.requested = n;
   a.up_to = up_to;
@@ -698,7 +722,7 @@ Element QueueBase::PieceRow(const Piece& piece, int64_t i) {
   return row;
 }
 
-Result<Element> QueueBase::AssembleBatch(std::vector<Piece> pieces, int64_t n) const {
+Result<Element> QueueBase::AssembleBatch(std::vector<Piece>&& pieces, int64_t n) const {
   if (pieces.size() == 1 && pieces[0].batched) return std::move(pieces[0].data);  // zero-copy
   Element out;
   for (size_t c = 0; c < dtypes().size(); ++c) {

@@ -116,8 +116,9 @@ class QueueBase : public Queue {
   virtual bool ShapeMatches(size_t component, const TensorShape& shape) const;
   virtual Status ValidateExtra(const Element& element, bool many) const { return Status(); }
   // Joins `pieces` (n elements in all) into one batch element; zero-copy
-  // when they are one batched piece. PaddingFIFOQueue pads.
-  virtual Result<Element> AssembleBatch(std::vector<Piece> pieces, int64_t n) const;
+  // when they are one batched piece. PaddingFIFOQueue pads. May move from
+  // the pieces; the caller clears the vector (and keeps its capacity).
+  virtual Result<Element> AssembleBatch(std::vector<Piece>&& pieces, int64_t n) const;
   // The element dequeue_many(0) returns.
   virtual Element EmptyBatch() const;
   // Message for DequeueMany/DequeueUpTo on a queue without shapes.
