@@ -190,11 +190,11 @@ void FIFOQueue::TakeLocked(int64_t n, std::vector<Piece>* out) {
     n -= from_front;
   }
   if (ring_ && n > 0) {
-    const Element* batch = nullptr;
+    Element batch;
     int64_t first = 0;
     for (int64_t left = std::min(n, ring_->Size()); left > 0;) {
       const int64_t k = ring_->TakeRows(left, &batch, &first);
-      AppendRows(*batch, first, k, out);
+      AppendRows(batch, first, k, out);
       left -= k;
       n -= k;
     }

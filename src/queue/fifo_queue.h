@@ -20,8 +20,8 @@
 // The price of both: a kept element keeps its 64-row batch (at most
 // 256 KiB) alive, and its buffer is shared, which the Python binding answers
 // by copying small shared results out so that arrays stay writable. A row is
-// written once before any dequeuer can see it; a batch is rewritten only
-// once nothing else refers to it.
+// written once before any dequeuer can see it; a batch's buffers are
+// rewritten only once nothing else refers to them.
 //
 // Storage order: front_ (what an abandoned dequeue_many gave back), then the
 // ring, then chunks_ (enqueue_many batches, and anything stored behind one).

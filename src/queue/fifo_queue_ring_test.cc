@@ -65,8 +65,8 @@ TEST(FIFOQueueRingTest, StringOrLargeElementsHaveNoRing) {
 
 // --- Rows and their batches ------------------------------------------------
 
-TEST(FIFOQueueRingTest, BatchIsReusedAfterALapOnceNothingRefersToIt) {
-  auto q = IdQueue(kRows);  // a ring of two batches
+TEST(FIFOQueueRingTest, DrainedBatchBuffersServeTheNextBatchOnceNothingRefersToThem) {
+  auto q = IdQueue(4 * kRows);
   EnqueueIds(*q, 0, kRows);
   const void* first_batch = nullptr;
   {
@@ -74,12 +74,22 @@ TEST(FIFOQueueRingTest, BatchIsReusedAfterALapOnceNothingRefersToIt) {
     first_batch = batch[0].raw_data();
     EXPECT_EQ(Values<int64_t>(batch[0]), Iota(0, kRows));
   }
-  EnqueueIds(*q, kRows, 2 * kRows);  // the second batch
-  ASSERT_OK(q->DequeueMany(kRows, Safe()));
-  EnqueueIds(*q, 2 * kRows, 2 * kRows + 1);  // the first batch again, next lap
+  // The next batch (the ring's next slot) takes the drained buffers, still
+  // in cache, rather than new ones.
+  EnqueueIds(*q, kRows, kRows + 1);
   ASSERT_OK_AND_ASSIGN(Element e, q->DequeueMany(1, Safe()));
   EXPECT_EQ(e[0].raw_data(), first_batch);
-  EXPECT_EQ(Values<int64_t>(e[0]), (std::vector<int64_t>{2 * kRows}));
+  EXPECT_EQ(Values<int64_t>(e[0]), (std::vector<int64_t>{kRows}));
+}
+
+TEST(FIFOQueueRingTest, BatchBuffersStillViewedAreNotReused) {
+  auto q = IdQueue(4 * kRows);
+  EnqueueIds(*q, 0, kRows);
+  ASSERT_OK_AND_ASSIGN(Element held, q->DequeueMany(kRows, Safe()));
+  EnqueueIds(*q, kRows, kRows + 1);
+  ASSERT_OK_AND_ASSIGN(Element e, q->DequeueMany(1, Safe()));
+  EXPECT_FALSE(e[0].SharesBufferWith(held[0]));
+  EXPECT_EQ(Values<int64_t>(held[0]), Iota(0, kRows));
 }
 
 TEST(FIFOQueueRingTest, BatchStillReferencedIsReplacedNotOverwritten) {

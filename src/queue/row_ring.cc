@@ -103,7 +103,7 @@ void RowRing::WriteRow(uint64_t p, const Element& element) {
   Batch& b = batches_[index / kBatchRows];
   const uint64_t row = index % kBatchRows;
   if (row == 0) {
-    PrepareBatch(p, b, lap);
+    PrepareBatch(b, lap);
   } else {
     SpinUntil([&] { return b.lap.load(std::memory_order_acquire) == lap; });
   }
@@ -120,32 +120,50 @@ Element RowRing::ReadRow(uint64_t p) {
   const auto row = static_cast<int64_t>(index % kBatchRows);
   Element out;
   for (const Tensor& component : b.data) out.push_back(component.Slice(row));
-  // From here on the batch may be rewritten for the next lap (our view keeps
-  // its buffers alive: see PrepareBatch).
-  seq_[index].store(p + rows_, std::memory_order_release);
+  Release(b, 1);  // from here on b.data may go back to the pool: our view keeps its buffers
   return out;
 }
 
-void RowRing::PrepareBatch(uint64_t p, Batch& b, uint64_t lap) {
-  // Every row of the previous lap was claimed by a pop; wait until each
-  // popper has taken its view (row j then holds p + j).
-  const uint64_t first = p & mask_;
-  for (uint64_t j = 0; j < static_cast<uint64_t>(kBatchRows); ++j) {
-    SpinUntil([&] { return seq_[first + j].load(std::memory_order_acquire) == p + j; });
-  }
-  // A view's Unref (acq_rel) happens before the acquire load in
-  // RefCountIsOne: when only the ring refers to a buffer, nothing reads it.
-  const bool reusable = !b.data.empty() && std::all_of(b.data.begin(), b.data.end(), [](const Tensor& t) {
-    return t.buffer()->RefCountIsOne();
-  });
-  if (!reusable) {
-    Element fresh;
-    for (size_t c = 0; c < dtypes_.size(); ++c) {
-      fresh.push_back(Tensor(dtypes_[c], row_shapes_[c].WithFirstDim(kBatchRows)));
-    }
-    b.data = std::move(fresh);  // views of the old buffers keep them alive
-  }
+void RowRing::Release(Batch& b, uint64_t n) {
+  // acq_rel: the RMWs of one lap form a release sequence, so the last one
+  // happens after every reader of the lap has taken its view of b.data.
+  const uint64_t released = b.released.fetch_add(n, std::memory_order_acq_rel) + n;
+  if (released % kBatchRows != 0) return;
+  Element buffers = std::move(b.data);
+  b.data.clear();
+  b.drained.store(released / kBatchRows, std::memory_order_release);
+  MutexLock lock(&pool_mu_);
+  if (pool_.size() < kPoolSize) pool_.push_back(std::move(buffers));
+  // else dropped here: its views, if any, keep it alive
+}
+
+void RowRing::PrepareBatch(Batch& b, uint64_t lap) {
+  // Every row of the previous lap was claimed by a pop (R >= capacity +
+  // kBatchRows); wait until the last of them has given the buffers back.
+  SpinUntil([&] { return b.drained.load(std::memory_order_acquire) == lap; });
+  b.data = TakeBuffers();
   b.lap.store(lap, std::memory_order_release);
+}
+
+Element RowRing::TakeBuffers() {
+  while (true) {
+    Element candidate;
+    {
+      MutexLock lock(&pool_mu_);
+      if (pool_.empty()) break;
+      candidate = std::move(pool_.back());
+      pool_.pop_back();
+    }
+    // A view's Unref (acq_rel) happens before the acquire load in
+    // RefCountIsOne: when only we refer to a buffer, nothing reads it.
+    if (std::all_of(candidate.begin(), candidate.end(), [](const Tensor& t) { return t.buffer()->RefCountIsOne(); })) {
+      return candidate;
+    }
+    // Still viewed: its views keep it alive; try an older one.
+  }
+  Element fresh;
+  for (size_t c = 0; c < dtypes_.size(); ++c) fresh.push_back(Tensor(dtypes_[c], row_shapes_[c].WithFirstDim(kBatchRows)));
+  return fresh;
 }
 
 void RowRing::AwaitPublished(uint64_t p) const {
@@ -192,7 +210,7 @@ Element RowRing::Pop() {
   return ReadRow(h);
 }
 
-int64_t RowRing::TakeRows(int64_t max_rows, const Element** batch, int64_t* first_row) {
+int64_t RowRing::TakeRows(int64_t max_rows, Element* batch, int64_t* first_row) {
   const uint64_t h = head_.load(std::memory_order_relaxed) & ~kFrozen;
   const uint64_t index = h & mask_;
   const auto row = static_cast<int64_t>(index % kBatchRows);
@@ -200,13 +218,11 @@ int64_t RowRing::TakeRows(int64_t max_rows, const Element** batch, int64_t* firs
   for (uint64_t i = 0; i < n; ++i) {
     if (seq_[index + i].load(std::memory_order_acquire) != h + i + 1) AwaitPublished(h + i);
   }
-  // The batch stays as it is until the lock holder lets go: its next lap's
-  // positions are beyond the tail, and only the lock holder moves the tail
-  // while the ring is frozen.
-  *batch = &batches_[index / kBatchRows].data;
+  Batch& b = batches_[index / kBatchRows];
+  *batch = b.data;  // shares the buffers: the rows stay valid after the release below
   *first_row = row;
   head_.store((h + n) | kFrozen, std::memory_order_release);
-  for (uint64_t i = 0; i < n; ++i) seq_[index + i].store(h + i + rows_, std::memory_order_release);
+  Release(b, n);
   locked_popped_ += static_cast<int64_t>(n);
   return static_cast<int64_t>(n);
 }
