@@ -402,9 +402,11 @@ Result<Element> QueueBase::DequeueImpl(int64_t n, bool up_to, const WaitOptions&
     }
     if (taken) {
       Wake(completed, nullptr);
-      Result<Element> out = AssembleBatch(std::move(pieces), n);
-      pieces.clear();
-      return out;
+      struct ClearOnExit {  // drops the pieces' references, even if assembly throws
+        std::vector<Piece>& v;
+        ~ClearOnExit() { v.clear(); }
+      } clear{pieces};
+      return AssembleBatch(std::move(pieces), n);
     }
   }
   Attempt a(Attempt::kDequeue);
