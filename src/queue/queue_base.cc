@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/bulk_copy.h"
+#include "queue/spin.h"
 
 #if defined(__linux__)
 #include <linux/futex.h>
@@ -40,13 +41,6 @@ constexpr auto kSpinTime = std::chrono::microseconds(30);
 // makes room (or an element) within a few hundred nanoseconds.
 constexpr int kFastSpins = 128;
 
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 // Sleeps while *word == expected, up to `timeout` (nullptr: no limit). May
 // return spuriously.

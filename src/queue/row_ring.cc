@@ -2,31 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
+
+#include "queue/spin.h"
 
 namespace sluice::queue {
 namespace {
 
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-// Waits for another thread's claimed call to finish a step it does without
-// blocking: spins a little, then yields (it may have been preempted).
-template <class Ready>
-void SpinUntil(Ready ready) {
-  for (int i = 0; !ready(); ++i) {
-    if (i < 128) {
-      CpuRelax();
-    } else {
-      std::this_thread::yield();
-    }
-  }
-}
 
 // R: at least capacity + kBatchRows (see the header), a power of two so
 // that a position's row is a mask and its lap a shift (a division by any R
