@@ -8,7 +8,6 @@
 namespace sluice::queue {
 namespace {
 
-
 // R: at least capacity + kBatchRows (see the header), a power of two so
 // that a position's row is a mask and its lap a shift (a division by any R
 // cost two divisions per element, about a third of a pop's time).
