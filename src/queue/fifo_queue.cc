@@ -66,14 +66,24 @@ FIFOQueue::FIFOQueue(std::string name, int32_t capacity, std::vector<DType> dtyp
   max_retired_ = static_cast<size_t>(std::min<int64_t>(cap / kStageRows + 2, 16));
 }
 
+FIFOQueue::FastResult FIFOQueue::FromRing(RowRing::Fast r) {
+  switch (r) {
+    case RowRing::Fast::kDone: return FastResult::kDone;
+    case RowRing::Fast::kBusy: return FastResult::kBusy;
+    case RowRing::Fast::kFull: return FastResult::kFull;
+    case RowRing::Fast::kEmpty: return FastResult::kEmpty;
+  }
+  return FastResult::kBusy;
+}
+
 FIFOQueue::FastResult FIFOQueue::TryEnqueueFast(const Element& element) {
   if (!ring_) return FastResult::kBusy;
-  return static_cast<FastResult>(ring_->TryPush(element));
+  return FromRing(ring_->TryPush(element));
 }
 
 FIFOQueue::FastResult FIFOQueue::TryDequeueFast(Element* out) {
   if (!ring_) return FastResult::kBusy;
-  return static_cast<FastResult>(ring_->TryPop(out));
+  return FromRing(ring_->TryPop(out));
 }
 
 void FIFOQueue::FastCountsLocked(int64_t* enqueued, int64_t* dequeued) const {

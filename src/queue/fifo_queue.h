@@ -106,6 +106,7 @@ class FIFOQueue : public QueueBase {
   // holds at least n) into `out`.
   void TakeFromLocked(RingBuffer<Chunk>& line, int64_t n, std::vector<Piece>* out) REQUIRES(mu_);
   Element PopFromLocked(RingBuffer<Chunk>& line) REQUIRES(mu_);
+  static FastResult FromRing(RowRing::Fast r);
   // Appends rows [begin, begin + k) of `batch` to `out`, extending the last
   // piece when they follow it in the same buffers.
   static void AppendRows(const Element& batch, int64_t begin, int64_t k, std::vector<Piece>* out);

@@ -219,6 +219,36 @@ TEST(FIFOQueueRingTest, StatsCountLockFreeOperations) {
   EXPECT_EQ(q->size(), 4);
 }
 
+TEST(FIFOQueueRingTest, SizeAndStatsStayConsistentUnderLockFreeTraffic) {
+  // size() reads the ring's positions without stopping it; stats() stops it
+  // for a moment. Neither may show a state that never existed.
+  constexpr int32_t kCapacity = 4;
+  constexpr int64_t kPer = 20000;
+  auto q = IdQueue(kCapacity);
+  std::atomic<bool> done{false};
+  std::thread producer([&] { EnqueueIds(*q, 0, kPer); });
+  std::thread consumer([&] {
+    for (int64_t i = 0; i < kPer; ++i) EXPECT_EQ(DequeueId(*q), i);
+    done = true;
+  });
+  int64_t samples = 0, bad_size = 0, bad_stats = 0;
+  while (!done.load()) {
+    const int32_t size = q->size();
+    const QueueStats s = q->stats();
+    bad_size += size < 0 || size > kCapacity;
+    bad_stats += s.size < 0 || s.size > kCapacity || s.enqueued - s.dequeued != s.size || s.dequeued > s.enqueued;
+    ++samples;
+  }
+  producer.join();
+  consumer.join();
+  EXPECT_GT(samples, 0);
+  EXPECT_EQ(bad_size, 0);
+  EXPECT_EQ(bad_stats, 0);
+  const QueueStats s = q->stats();
+  EXPECT_EQ(s.enqueued, kPer);
+  EXPECT_EQ(s.dequeued, kPer);
+}
+
 // --- Threads -----------------------------------------------------------------
 
 // P producers push ids (p * kPer + i, ascending per producer) through a tiny

@@ -452,7 +452,10 @@ QueueStats QueueBase::stats() const {
   s.type = std::string(type_name());
   s.capacity = capacity();
   s.min_after_dequeue = min_after_dequeue();
-  MutexLock lock(&mu_);
+  // StorageLock: a subclass's lock-free path is stopped for the moment, so
+  // that size and counters come from one state and agree. (Freezing and
+  // thawing change no logical state: hence the const_cast.)
+  StorageLock lock(const_cast<QueueBase*>(this));
   s.size = static_cast<int32_t>(StoredLocked());
   s.closed = closed_;
   int64_t fast_enqueued = 0, fast_dequeued = 0;

@@ -38,6 +38,8 @@ RowRing::RowRing(int64_t capacity, std::vector<DType> dtypes, std::vector<Tensor
     row_bytes_.push_back(static_cast<size_t>(row_shapes_[c].num_elements()) * DTypeSize(dtypes_[c]));
   }
   for (uint64_t r = 0; r < rows_; ++r) seq_[r].store(r, std::memory_order_relaxed);
+  MutexLock lock(&pool_mu_);
+  pool_.reserve(kPoolSize);  // so that Release's push_back cannot throw
 }
 
 // ---------------------------------------------------------------------------
@@ -77,7 +79,7 @@ RowRing::Fast RowRing::TryPop(Element* out) {
   return Fast::kDone;
 }
 
-void RowRing::WriteRow(uint64_t p, const Element& element) {
+void RowRing::WriteRow(uint64_t p, const Element& element) noexcept {
   const uint64_t index = p & mask_;
   const uint64_t lap = p >> lap_shift_;
   Batch& b = batches_[index / kBatchRows];
@@ -94,7 +96,7 @@ void RowRing::WriteRow(uint64_t p, const Element& element) {
   seq_[index].store(p + 1, std::memory_order_release);
 }
 
-Element RowRing::ReadRow(uint64_t p) {
+Element RowRing::ReadRow(uint64_t p) noexcept {
   const uint64_t index = p & mask_;
   Batch& b = batches_[index / kBatchRows];
   const auto row = static_cast<int64_t>(index % kBatchRows);
@@ -104,7 +106,7 @@ Element RowRing::ReadRow(uint64_t p) {
   return out;
 }
 
-void RowRing::Release(Batch& b, uint64_t n) {
+void RowRing::Release(Batch& b, uint64_t n) noexcept {
   // acq_rel: the RMWs of one lap form a release sequence, so the last one
   // happens after every reader of the lap has taken its view of b.data.
   const uint64_t released = b.released.fetch_add(n, std::memory_order_acq_rel) + n;
@@ -117,7 +119,7 @@ void RowRing::Release(Batch& b, uint64_t n) {
   // else dropped here: its views, if any, keep it alive
 }
 
-void RowRing::PrepareBatch(Batch& b, uint64_t lap) {
+void RowRing::PrepareBatch(Batch& b, uint64_t lap) noexcept {
   // Every row of the previous lap was claimed by a pop (R >= capacity +
   // kBatchRows); wait until the last of them has given the buffers back.
   SpinUntil([&] { return b.drained.load(std::memory_order_acquire) == lap; });
@@ -125,7 +127,7 @@ void RowRing::PrepareBatch(Batch& b, uint64_t lap) {
   b.lap.store(lap, std::memory_order_release);
 }
 
-Element RowRing::TakeBuffers() {
+Element RowRing::TakeBuffers() noexcept {
   while (true) {
     Element candidate;
     {
@@ -168,11 +170,30 @@ void RowRing::Thaw() {
   frozen_ = false;
 }
 
+void RowRing::Positions(uint64_t* head, uint64_t* tail) const {
+  // Tail, head, tail again: the tail only grows, so when both tail reads
+  // agree, the tail held that value when the head was read. A pair read
+  // plainly, with pushes and pops running in between, can be laps apart.
+  uint64_t t = tail_.load(std::memory_order_acquire) & ~kFrozen;
+  for (int attempt = 0;; ++attempt) {
+    const uint64_t h = head_.load(std::memory_order_acquire) & ~kFrozen;
+    const uint64_t t2 = tail_.load(std::memory_order_acquire) & ~kFrozen;
+    if (t2 == t || attempt == 64) {
+      // (After 64 changes, a bounded answer: heavy traffic makes any
+      // snapshot stale at once anyway.)
+      *tail = t2;
+      *head = std::min(h, t2);
+      if (*tail - *head > static_cast<uint64_t>(capacity_)) *head = *tail - static_cast<uint64_t>(capacity_);
+      return;
+    }
+    t = t2;
+  }
+}
+
 int64_t RowRing::Size() const {
-  // Head first: a snapshot taken while the fast path runs is never negative.
-  const uint64_t h = head_.load(std::memory_order_acquire) & ~kFrozen;
-  const uint64_t t = tail_.load(std::memory_order_acquire) & ~kFrozen;
-  return t >= h ? static_cast<int64_t>(t - h) : 0;
+  uint64_t h, t;
+  Positions(&h, &t);
+  return static_cast<int64_t>(t - h);
 }
 
 void RowRing::Push(const Element& element) {

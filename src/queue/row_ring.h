@@ -40,7 +40,9 @@
 //
 // Thread-safety: TryPush and TryPop are thread-safe; they take no lock but
 // the pool's, once per kBatchRows elements, and may spin briefly on a row
-// or slot another call has claimed and not yet finished. The other methods
+// or slot another call has claimed and not yet finished (spinning, then
+// yielding: under real-time scheduling policies, where a yield does not
+// let a preempted lower-priority claimer run, that wait is unbounded). The other methods
 // must be called by one thread at a time (the holder of the owning queue's
 // mutex); all but Fits, Freeze and the counters REQUIRE frozen().
 #ifndef SLUICE_QUEUE_ROW_RING_H_
@@ -95,7 +97,8 @@ class RowRing {
   void Thaw();
   bool frozen() const { return frozen_; }
   // Elements stored: exact when frozen (claimed positions count), else a
-  // snapshot.
+  // consistent snapshot (one head and tail that held at the same moment, so
+  // never above capacity).
   int64_t Size() const;
   // REQUIRES: frozen() and Size() < capacity.
   void Push(const Element& element);
@@ -107,7 +110,7 @@ class RowRing {
   // slices them out. REQUIRES: frozen() and Size() >= max_rows.
   int64_t TakeRows(int64_t max_rows, Element* batch, int64_t* first_row);
   // Elements that went through the fast path, in and out (for QueueStats:
-  // positions minus the lock holder's own calls). A snapshot.
+  // positions minus the lock holder's own calls). Exact when frozen.
   int64_t fast_pushed() const;
   int64_t fast_popped() const;
 
@@ -130,16 +133,23 @@ class RowRing {
   // Buffers kept for reuse, most recent last.
   static constexpr size_t kPoolSize = 4;
 
+  // Once a call has claimed a position, nothing may stop it before the
+  // position is published (or released): every later call would wait for
+  // it forever. So the steps after a claim are noexcept, and a failure in
+  // them (an allocation of new buffers) ends the process loudly rather than
+  // hanging the queue.
   // Writes `element` at claimed position p and publishes it.
-  void WriteRow(uint64_t p, const Element& element);
+  void WriteRow(uint64_t p, const Element& element) noexcept;
   // The view of claimed, published position p; releases the row.
-  Element ReadRow(uint64_t p);
+  Element ReadRow(uint64_t p) noexcept;
   // Counts n rows of b released; the last of a lap gives b's buffers back.
-  void Release(Batch& b, uint64_t n);
+  void Release(Batch& b, uint64_t n) noexcept;
   // Installs buffers in b for `lap` (called by the claimer of its row 0).
-  void PrepareBatch(Batch& b, uint64_t lap);
+  void PrepareBatch(Batch& b, uint64_t lap) noexcept;
   // The pool's most recent buffers that nothing else refers to, or new ones.
-  Element TakeBuffers();
+  Element TakeBuffers() noexcept;
+  // A head and tail (without the frozen bit) that held at the same moment.
+  void Positions(uint64_t* head, uint64_t* tail) const;
   // Waits until position p is published.
   void AwaitPublished(uint64_t p) const;
 
