@@ -347,6 +347,25 @@ class NativeProducer:
 
         return NativeProducer(_core.filter_producer(self._core, keep), structure)
 
+    def map_filter_rows(self, predicate):
+        """For a producer of batches: only the rows `predicate(batch)` marks true.
+
+        `predicate` returns one truth value per row (a bool array of the
+        batch's leading dimension), as TF's vector keep_input with
+        enqueue_many. A batch with no kept row is skipped. `predicate` is
+        Python: each call takes the GIL. Its exceptions stop the pipeline.
+        """
+        structure = self._structure
+
+        def keep(components):
+            try:
+                return predicate(structure.pack(components))
+            except BaseException as e:
+                _stash_exception(e)
+                raise
+
+        return NativeProducer(_core.mask_rows_producer(self._core, keep), structure)
+
     def __repr__(self):
         return "<sluice.train.NativeProducer dtypes=%s shapes=%s>" % (
             [d.name for d in self.dtypes], self.shapes)
@@ -615,12 +634,21 @@ def _batcher(kind, fn_name, producers, join, keep_input, batch_size, num_threads
         if dtypes is not None and [_dtypes.as_dtype(d) for d in structure.flatten_template(dtypes, "dtypes")] \
                 != flat_dtypes:
             raise ValueError("%s: dtypes %s do not match the producer's %s" % (fn_name, dtypes, flat_dtypes))
-        flat_shapes = natives[0].shapes if shapes is None else structure.flatten_template(shapes, "shapes")
+        if shapes is not None:
+            flat_shapes = structure.flatten_template(shapes, "shapes")
+        elif enqueue_many:
+            # The producer yields batches: an example is a batch's row (TF
+            # takes the shapes of the enqueue_many inputs less dimension 0).
+            flat_shapes = []
+            for s in natives[0].shapes:
+                if s is not None and len(s) == 0:
+                    raise ValueError("%s: enqueue_many=True needs components of rank >= 1; the producer's "
+                                     "shapes are %s" % (fn_name, natives[0].shapes))
+                flat_shapes.append(None if s is None else s[1:])
+        else:
+            flat_shapes = natives[0].shapes
         if keep is not None:
-            if enqueue_many:
-                raise ValueError("%s: a callable keep_input with enqueue_many=True needs Python producers"
-                                 % fn_name)
-            natives = [p.map_filter(keep) for p in natives]
+            natives = [p.map_filter_rows(keep) if enqueue_many else p.map_filter(keep) for p in natives]
         cores = [p.core for p in natives]
     else:
         for p in producers:
@@ -654,7 +682,8 @@ _BATCH_ARGS_DOC = """
     last thread to end closes the queue. Any other exception stops the
     Coordinator, and ``coord.join()`` re-raises it. For a Python callable,
     `dtypes` and `shapes` (one example's, in its structure) are required;
-    a native producer supplies them (`shapes` may still override).
+    a native producer supplies them (with enqueue_many, its shapes less
+    the leading dimension; `shapes` may still override).
     Returns a :class:`BatchQueue`. ValueError for bad arguments (TF's
     checks: batch_size, capacity, shapes not fully defined without
     dynamic_pad, capacity <= min_after_dequeue, ...).
@@ -680,8 +709,8 @@ def maybe_batch(tensors, keep_input, batch_size, num_threads=1, capacity=32, enq
     """``batch`` of the examples that `keep_input` accepts (``tf.train.maybe_batch``).
 
     `keep_input`: a bool, or a callable of one example returning a bool
-    (with enqueue_many and a Python producer, of the batch returning one
-    bool per example). The callable runs on the runner threads with the GIL.
+    (with enqueue_many, of the batch returning one bool per example, as TF's
+    vector keep_input). The callable runs on the runner threads with the GIL.
     """
     return _batcher("batch", "maybe_batch", tensors, False, keep_input, batch_size, num_threads, capacity,
                     enqueue_many, shapes, dtypes, dynamic_pad, allow_smaller_final_batch, shared_name, name)

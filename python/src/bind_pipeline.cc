@@ -349,6 +349,55 @@ ProducerHandle NewFilterProducer(const ProducerHandle& input, nb::handle predica
   return out;
 }
 
+// enqueue_many's keep_input as a callable: calls the input producer for a
+// batch (components with a leading dimension), asks `predicate` (a Python
+// function of the batch's list of components) for one truth value per row,
+// as TF's vector keep_input, and yields the kept rows: the batch itself
+// when all are kept, the next batch when none are.
+ProducerHandle NewMaskRowsProducer(const ProducerHandle& input, nb::handle predicate) {
+  auto ref = std::make_shared<PyObjectRef>(predicate);
+  ProducerHandle out = input;
+  train::Producer in = input.producer;
+  out.producer = [in, ref]() -> Result<Element> {
+    while (true) {
+      Result<Element> e = in();
+      if (!e.ok()) return e;
+      if (e->empty() || (*e)[0].rank() < 1) {
+        return errors::InvalidArgument("keep_input with enqueue_many: the producer's batch has no leading dimension");
+      }
+      const int64_t rows = (*e)[0].shape().dim(0);
+      Result<std::vector<bool>> mask = WithGil<std::vector<bool>>([&] {
+        nb::object flags = ref->get()(ElementToPython(*e));
+        nb::object numpy = nb::module_::import_("numpy");
+        return nb::cast<std::vector<bool>>(
+            numpy.attr("asarray")(flags, nb::arg("dtype") = "bool").attr("reshape")(-1).attr("tolist")());
+      });
+      if (!mask.ok()) return mask.status();
+      if (static_cast<int64_t>(mask->size()) != rows) {
+        return errors::InvalidArgument("keep_input with enqueue_many must give one value per example: got ",
+                                       mask->size(), " for a batch of ", rows);
+      }
+      std::vector<int64_t> kept;
+      for (int64_t r = 0; r < rows; ++r) {
+        if ((*mask)[static_cast<size_t>(r)]) kept.push_back(r);
+      }
+      if (static_cast<int64_t>(kept.size()) == rows) return e;
+      if (kept.empty()) continue;
+      Element rows_out;
+      for (const Tensor& component : *e) {
+        std::vector<Tensor> parts;
+        parts.reserve(kept.size());
+        for (int64_t r : kept) parts.push_back(component.Slice(r));
+        Result<Tensor> stacked = Tensor::Stack(parts, component.dtype(), component.shape().WithoutFirstDim());
+        if (!stacked.ok()) return stacked.status();
+        rows_out.push_back(std::move(*stacked));
+      }
+      return rows_out;
+    }
+  };
+  return out;
+}
+
 ProducerHandle NewLimitEpochsProducer(const ProducerHandle& input, std::optional<int64_t> num_epochs) {
   ProducerHandle out = input;
   out.producer = ValueOrThrow(train::LimitEpochs(input.producer, num_epochs));
@@ -642,6 +691,7 @@ void BindPipeline(nb::module_& m) {
         nb::arg("dct_method"), nb::arg("seed"));
   m.def("select_producer", &NewSelectProducer, nb::arg("producer"), nb::arg("components"));
   m.def("filter_producer", &NewFilterProducer, nb::arg("producer"), nb::arg("predicate"));
+  m.def("mask_rows_producer", &NewMaskRowsProducer, nb::arg("producer"), nb::arg("predicate"));
   m.def("limit_epochs_producer", &NewLimitEpochsProducer, nb::arg("producer"), nb::arg("num_epochs").none());
   m.def("limit_epochs_value", &NewLimitEpochsValue, nb::arg("values"), nb::arg("dtypes"),
         nb::arg("num_epochs").none());

@@ -264,6 +264,44 @@ def test_maybe_batch_keeps_what_keep_input_accepts():
     assert got_masked == [0, 2, 10, 12, 20, 22, 30, 32]
 
 
+def test_maybe_batch_of_native_batches_keeps_the_rows_keep_input_marks():
+    p = train.limit_epochs(np.arange(6, dtype=np.int64), num_epochs=2)
+    calls = []
+
+    def keep(batch):
+        calls.append(batch.tolist())
+        return batch % 2 == 0
+
+    bq = train.maybe_batch(p, keep, batch_size=2, enqueue_many=True, allow_smaller_final_batch=True)
+    coord, threads = _start()
+    got = np.concatenate(_drain_batches(bq)).tolist()
+    _stop(coord, threads)
+    assert got == [0, 2, 4, 0, 2, 4]
+    assert calls == [list(range(6))] * 2
+
+
+def test_batch_of_native_batches_takes_the_example_shape_from_the_batch_shape():
+    p = train.limit_epochs(np.arange(6, dtype=np.int64).reshape(3, 2), num_epochs=1)
+    bq = train.batch(p, batch_size=2, enqueue_many=True, allow_smaller_final_batch=True)
+    assert bq.queue.shapes == [(2,)]
+    coord, threads = _start()
+    got = [b.tolist() for b in _drain_batches(bq)]
+    _stop(coord, threads)
+    assert got == [[[0, 1], [2, 3]], [[4, 5]]]
+    with pytest.raises(ValueError, match="rank >= 1"):
+        train.batch(train.limit_epochs(np.int64(3)), batch_size=2, enqueue_many=True)
+
+
+def test_maybe_batch_of_native_batches_rejects_a_mask_of_the_wrong_length():
+    p = train.limit_epochs(np.arange(6, dtype=np.int64), num_epochs=1)
+    bq = train.maybe_batch(p, lambda batch: [True, False], batch_size=2, enqueue_many=True)
+    coord, threads = _start()
+    list(bq)  # ends once the error has stopped the coordinator
+    with pytest.raises(errors.InvalidArgumentError, match="one value per example: got 2 for a batch of 6"):
+        coord.join(threads, stop_grace_period_secs=30)
+    assert not [t for t in threads if t.is_alive()]
+
+
 def test_batch_join_runs_one_thread_per_producer_and_keeps_each_order():
     a, b = _Counter(6), _Counter(6)
     bq = train.batch_join([lambda: [0, a.next()], lambda: [1, b.next()]], batch_size=3,
