@@ -17,8 +17,20 @@
 // they go back to malloc. Off under AddressSanitizer, so that a use after
 // free of a tensor stays detectable.
 //
-// Thread-safety: thread-safe (one mutex; taken once per large allocation or
-// free, which each cost far more than the lock).
+// Mid-size blocks (over kMidMinBytes, up to kMidMaxBytes: a 4 KiB queue
+// element, a small batch) are beyond glibc's per-thread cache (1032 bytes),
+// so malloc serves them from an arena under its lock. They are rounded up
+// to kMidGranule and kept, on free, in a cache of the freeing thread (at
+// most kMidClassBytes per size class and kMidThreadBytes in all; beyond,
+// free()); an allocation takes the thread's most recently freed block of
+// its class. A producer that builds a tensor, enqueues a copy of it and
+// drops it thus reuses one block in cache (bench/run.sh queue, 4 KiB
+// single: see bench/RESULTS.md). Off with the cache (budget 0) and under
+// AddressSanitizer.
+//
+// Thread-safety: thread-safe (one mutex for the large blocks, taken once
+// per large allocation or free, which each cost far more than the lock;
+// the mid-size caches are per thread).
 #ifndef SLUICE_CORE_BLOCK_CACHE_H_
 #define SLUICE_CORE_BLOCK_CACHE_H_
 
@@ -30,6 +42,11 @@ class BlockCache {
  public:
   static constexpr size_t kMinBytes = size_t{256} << 10;
   static constexpr size_t kGranule = size_t{64} << 10;
+  static constexpr size_t kMidMinBytes = 1024;
+  static constexpr size_t kMidMaxBytes = size_t{64} << 10;
+  static constexpr size_t kMidGranule = 512;
+  static constexpr size_t kMidClassBytes = size_t{128} << 10;
+  static constexpr size_t kMidThreadBytes = size_t{1} << 20;
 
   // The process's cache.
   static BlockCache& Get();
@@ -43,10 +60,13 @@ class BlockCache {
   // The size of the blocks that Allocate(bytes) returns.
   static size_t ClassSize(size_t bytes);
 
-  // Bytes held for reuse, and the budget.
+  // Bytes held for reuse (large blocks, all threads), and the budget.
   size_t cached_bytes() const;
+  // Bytes the calling thread holds in its mid-size cache.
+  static size_t thread_cached_bytes();
   size_t budget_bytes() const;
-  // Gives every cached block back to malloc.
+  // Gives every cached block back to malloc (the calling thread's mid-size
+  // blocks too).
   void Trim();
   // For tests: replaces the budget (0: off), trimming what no longer fits.
   void SetBudgetForTesting(size_t bytes);

@@ -62,8 +62,55 @@ TEST_F(BlockCacheTest, SizesInOneClassShareBlocksAndOthersDoNot) {
 }
 
 TEST_F(BlockCacheTest, SmallTensorsBypassTheCache) {
-  { Tensor t(DType::kFloat32, TensorShape({1024})); }
+  { Tensor t(DType::kFloat32, TensorShape({64})); }  // 256 bytes: glibc's own per-thread cache serves these
   EXPECT_EQ(BlockCache::Get().cached_bytes(), 0u);
+  EXPECT_EQ(BlockCache::thread_cached_bytes(), 0u);
+}
+
+TEST_F(BlockCacheTest, MidSizeTensorMemoryIsReusedOnTheFreeingThread) {
+  const void* first;
+  {
+    Tensor t(DType::kUInt8, TensorShape({4096}));
+    first = t.raw_data();
+  }
+  EXPECT_EQ(BlockCache::Get().cached_bytes(), 0u);  // not in the process-wide cache
+  EXPECT_GT(BlockCache::thread_cached_bytes(), 4096u);
+  {
+    Tensor again(DType::kUInt8, TensorShape({4000}));  // the same 512-byte class
+    EXPECT_EQ(again.raw_data(), first);
+    EXPECT_EQ(BlockCache::thread_cached_bytes(), 0u);
+  }
+  // Freed on another thread: kept there (that thread's cache ends with it),
+  // not here.
+  Tensor moved(DType::kUInt8, TensorShape({4096}));
+  std::thread([t = std::move(moved)]() mutable {
+    t = Tensor();
+    EXPECT_GT(BlockCache::thread_cached_bytes(), 4096u);
+  }).join();
+}
+
+TEST_F(BlockCacheTest, MidSizeCacheIsBoundedPerClassAndPerThread) {
+  {
+    std::vector<Tensor> many;
+    for (int i = 0; i < 100; ++i) many.emplace_back(DType::kUInt8, TensorShape({8000}));
+  }
+  EXPECT_LE(BlockCache::thread_cached_bytes(), BlockCache::kMidClassBytes);
+  EXPECT_GT(BlockCache::thread_cached_bytes(), BlockCache::kMidClassBytes / 2);
+  {
+    std::vector<Tensor> many;
+    for (int64_t bytes = 2048; bytes <= 60 * 1024; bytes += 2048) {
+      for (int i = 0; i < 8; ++i) many.emplace_back(DType::kUInt8, TensorShape({bytes}));
+    }
+  }
+  EXPECT_LE(BlockCache::thread_cached_bytes(), BlockCache::kMidThreadBytes);
+  BlockCache::Get().Trim();
+  EXPECT_EQ(BlockCache::thread_cached_bytes(), 0u);
+}
+
+TEST_F(BlockCacheTest, BudgetZeroTurnsTheMidSizeCacheOff) {
+  BlockCache::Get().SetBudgetForTesting(0);
+  { Tensor t(DType::kUInt8, TensorShape({4096})); }
+  EXPECT_EQ(BlockCache::thread_cached_bytes(), 0u);
 }
 
 TEST_F(BlockCacheTest, BudgetBoundsWhatIsKept) {
