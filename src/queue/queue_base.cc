@@ -41,7 +41,6 @@ constexpr auto kSpinTime = std::chrono::microseconds(30);
 // makes room (or an element) within a few hundred nanoseconds.
 constexpr int kFastSpins = 128;
 
-
 // Sleeps while *word == expected, up to `timeout` (nullptr: no limit). May
 // return spuriously.
 void FutexWait(std::atomic<uint32_t>* word, uint32_t expected, const timespec* timeout) {
