@@ -331,22 +331,35 @@ ProducerHandle NewSelectProducer(const ProducerHandle& input, const std::vector<
   return ValueOrThrow(train::MapSelect(input, std::move(indices)));
 }
 
-// Calls the input producer until `predicate` (a Python function of the list
-// of components, returning a truth value) accepts an example.
-ProducerHandle NewFilterProducer(const ProducerHandle& input, nb::handle predicate) {
+// A producer that calls `input` and hands each element, with the Python
+// callable `predicate`, to `decide`, which returns what to yield: an
+// element, std::nullopt (call `input` again) or an error.
+template <class Decide>
+ProducerHandle PythonFilteredProducer(const ProducerHandle& input, nb::handle predicate, Decide decide) {
   auto ref = std::make_shared<PyObjectRef>(predicate);
   ProducerHandle out = input;
-  train::Producer in = input.producer;
-  out.producer = [in, ref]() -> Result<Element> {
+  out.producer = [in = input.producer, ref, decide]() -> Result<Element> {
     while (true) {
       Result<Element> e = in();
       if (!e.ok()) return e;
-      Result<bool> keep = WithGil<bool>([&] { return nb::cast<bool>(nb::bool_(ref->get()(ElementToPython(*e)))); });
-      if (!keep.ok()) return keep.status();
-      if (*keep) return e;
+      Result<std::optional<Element>> kept = decide(std::move(*e), *ref);
+      if (!kept.ok()) return kept.status();
+      if (kept->has_value()) return std::move(**kept);
     }
   };
   return out;
+}
+
+// Calls the input producer until `predicate` (a Python function of the list
+// of components, returning a truth value) accepts an example.
+ProducerHandle NewFilterProducer(const ProducerHandle& input, nb::handle predicate) {
+  return PythonFilteredProducer(input, predicate,
+                                [](Element e, const PyObjectRef& ref) -> Result<std::optional<Element>> {
+    Result<bool> keep = WithGil<bool>([&] { return nb::cast<bool>(nb::bool_(ref.get()(ElementToPython(e)))); });
+    if (!keep.ok()) return keep.status();
+    if (!*keep) return std::optional<Element>();
+    return std::optional<Element>(std::move(e));
+  });
 }
 
 // enqueue_many's keep_input as a callable: calls the input producer for a
@@ -355,47 +368,40 @@ ProducerHandle NewFilterProducer(const ProducerHandle& input, nb::handle predica
 // as TF's vector keep_input, and yields the kept rows: the batch itself
 // when all are kept, the next batch when none are.
 ProducerHandle NewMaskRowsProducer(const ProducerHandle& input, nb::handle predicate) {
-  auto ref = std::make_shared<PyObjectRef>(predicate);
-  ProducerHandle out = input;
-  train::Producer in = input.producer;
-  out.producer = [in, ref]() -> Result<Element> {
-    while (true) {
-      Result<Element> e = in();
-      if (!e.ok()) return e;
-      if (e->empty() || (*e)[0].rank() < 1) {
-        return errors::InvalidArgument("keep_input with enqueue_many: the producer's batch has no leading dimension");
-      }
-      const int64_t rows = (*e)[0].shape().dim(0);
-      Result<std::vector<bool>> mask = WithGil<std::vector<bool>>([&] {
-        nb::object flags = ref->get()(ElementToPython(*e));
-        nb::object numpy = nb::module_::import_("numpy");
-        return nb::cast<std::vector<bool>>(
-            numpy.attr("asarray")(flags, nb::arg("dtype") = "bool").attr("reshape")(-1).attr("tolist")());
-      });
-      if (!mask.ok()) return mask.status();
-      if (static_cast<int64_t>(mask->size()) != rows) {
-        return errors::InvalidArgument("keep_input with enqueue_many must give one value per example: got ",
-                                       mask->size(), " for a batch of ", rows);
-      }
-      std::vector<int64_t> kept;
-      for (int64_t r = 0; r < rows; ++r) {
-        if ((*mask)[static_cast<size_t>(r)]) kept.push_back(r);
-      }
-      if (static_cast<int64_t>(kept.size()) == rows) return e;
-      if (kept.empty()) continue;
-      Element rows_out;
-      for (const Tensor& component : *e) {
-        std::vector<Tensor> parts;
-        parts.reserve(kept.size());
-        for (int64_t r : kept) parts.push_back(component.Slice(r));
-        Result<Tensor> stacked = Tensor::Stack(parts, component.dtype(), component.shape().WithoutFirstDim());
-        if (!stacked.ok()) return stacked.status();
-        rows_out.push_back(std::move(*stacked));
-      }
-      return rows_out;
+  return PythonFilteredProducer(input, predicate,
+                                [](Element e, const PyObjectRef& ref) -> Result<std::optional<Element>> {
+    if (e.empty() || e[0].rank() < 1) {
+      return errors::InvalidArgument("keep_input with enqueue_many: the producer's batch has no leading dimension");
     }
-  };
-  return out;
+    const int64_t rows = e[0].shape().dim(0);
+    Result<std::vector<bool>> mask = WithGil<std::vector<bool>>([&] {
+      nb::object flags = ref.get()(ElementToPython(e));
+      nb::object numpy = nb::module_::import_("numpy");
+      return nb::cast<std::vector<bool>>(
+          numpy.attr("asarray")(flags, nb::arg("dtype") = "bool").attr("reshape")(-1).attr("tolist")());
+    });
+    if (!mask.ok()) return mask.status();
+    if (static_cast<int64_t>(mask->size()) != rows) {
+      return errors::InvalidArgument("keep_input with enqueue_many must give one value per example: got ",
+                                     mask->size(), " for a batch of ", rows);
+    }
+    std::vector<int64_t> kept;
+    for (int64_t r = 0; r < rows; ++r) {
+      if ((*mask)[static_cast<size_t>(r)]) kept.push_back(r);
+    }
+    if (kept.empty()) return std::optional<Element>();
+    if (static_cast<int64_t>(kept.size()) == rows) return std::optional<Element>(std::move(e));
+    Element rows_out;
+    for (const Tensor& component : e) {
+      std::vector<Tensor> parts;
+      parts.reserve(kept.size());
+      for (int64_t r : kept) parts.push_back(component.Slice(r));
+      Result<Tensor> stacked = Tensor::Stack(parts, component.dtype(), component.shape().WithoutFirstDim());
+      if (!stacked.ok()) return stacked.status();
+      rows_out.push_back(std::move(*stacked));
+    }
+    return std::optional<Element>(std::move(rows_out));
+  });
 }
 
 ProducerHandle NewLimitEpochsProducer(const ProducerHandle& input, std::optional<int64_t> num_epochs) {
