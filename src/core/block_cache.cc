@@ -39,61 +39,165 @@ size_t BudgetFromEnvironment() {
 // Whether mid-size blocks are cached (the cache's budget is not 0).
 std::atomic<bool> g_mid_enabled{false};
 
+// Mid-size blocks go home: each is malloc'd with a kPrefix-byte prefix that
+// names the MidHome of the thread that allocated it (or none), so that a
+// block freed on another thread (a queue's consumer dropping what a producer
+// made) goes back to its allocating thread, which allocates the next one,
+// rather than piling up on the freeing thread while the allocating one
+// mallocs anew (glibc: from an arena, under its lock, on every element).
+//
+// Written by hand: glibc has no such path for these sizes, and a
+// replacement malloc (tcmalloc, mimalloc) would change the whole process.
+//
+// A MidHome outlives its thread while blocks that name it are out of
+// malloc: `refs` counts the thread (1) and every such block; whoever drops
+// the last deletes it. `remote` is a Treiber stack of blocks freed by other
+// threads (pushed with a CAS, taken all at once by the owner with an
+// exchange: no ABA); kClosed once the owner thread has ended, after which
+// frees go straight to free().
+struct MidHome;
+
+struct MidNode {
+  MidNode* next;
+};
+
+// The prefix before every mid-size block's usable bytes.
+struct alignas(16) MidPrefix {
+  MidHome* home;  // nullptr: no cache took it (off, or its thread had ended)
+  size_t size;    // the class size (usable bytes)
+};
+constexpr size_t kPrefix = sizeof(MidPrefix);
+static_assert(kPrefix == 16);
+
+MidPrefix* PrefixOf(void* block) { return reinterpret_cast<MidPrefix*>(static_cast<char*>(block) - kPrefix); }
+
+MidNode* const kClosed = reinterpret_cast<MidNode*>(uintptr_t{1});
+
+// Bytes a thread's `remote` stack may hold: blocks sent home beyond it
+// (to a thread that stopped allocating) go to free() instead.
+constexpr size_t kMidRemoteBytes = size_t{4} << 20;
+
+struct MidHome {
+  std::atomic<MidNode*> remote{nullptr};
+  std::atomic<size_t> remote_bytes{0};  // about what `remote` holds
+  std::atomic<int64_t> refs{1};  // the thread's own
+
+  void Unref() {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+};
+
+// Gives a mid-size block (its usable pointer) back to malloc, and its
+// reference on its home.
+void FreeToMalloc(void* block) {
+  MidPrefix* prefix = PrefixOf(block);
+  MidHome* home = prefix->home;
+  std::free(prefix);
+  if (home != nullptr) home->Unref();
+}
+
 // One thread's free mid-size blocks: an intrusive stack per size class (the
-// first word of a free block points to the next).
+// first word of a free block points to the next), fed by the thread's own
+// frees and by the blocks other threads sent home.
 class MidCache {
  public:
   static constexpr size_t kClasses = BlockCache::kMidMaxBytes / BlockCache::kMidGranule;
 
+  MidCache() : home_(new MidHome) {}
   ~MidCache() {
     Clear();
+    // Later frees of our blocks by other threads go to free() from now on.
+    FreeList(TakeSent(kClosed));
+    home_->Unref();
     destroyed_ = true;
   }
 
-  // nullptr when the class is empty.
-  void* Take(size_t size) {
-    const size_t c = Class(size);
-    Node* n = head_[c];
-    if (n == nullptr) return nullptr;
-    head_[c] = n->next;
-    class_bytes_[c] -= size;
-    bytes_ -= size;
-    return n;
+  // A block of class `size`, its prefix naming this thread.
+  void* Allocate(size_t size) {
+    if (void* block = Take(size)) return block;
+    if (home_->remote.load(std::memory_order_relaxed) != nullptr && (TakeHome(), true)) {
+      if (void* block = Take(size)) return block;
+    }
+    auto* prefix = static_cast<MidPrefix*>(std::malloc(kPrefix + size));
+    if (prefix == nullptr) return nullptr;
+    home_->refs.fetch_add(1, std::memory_order_relaxed);
+    prefix->home = home_;
+    prefix->size = size;
+    return prefix + 1;
   }
-  // false when full (the caller frees the block).
+
+  // Takes back one of our blocks (false when full: the caller frees it).
   bool Keep(void* block, size_t size) {
     const size_t c = Class(size);
     if (class_bytes_[c] + size > BlockCache::kMidClassBytes || bytes_ + size > BlockCache::kMidThreadBytes) {
       return false;
     }
-    head_[c] = new (block) Node{head_[c]};
+    head_[c] = new (block) MidNode{head_[c]};
     class_bytes_[c] += size;
     bytes_ += size;
     return true;
   }
+
+  // Gives every block kept here, and those sent home so far, to malloc.
   void Clear() {
+    FreeList(TakeSent(nullptr));
     for (size_t c = 0; c < kClasses; ++c) {
-      while (Node* n = head_[c]) {
-        head_[c] = n->next;
-        std::free(n);
-      }
+      FreeList(head_[c]);
+      head_[c] = nullptr;
       class_bytes_[c] = 0;
     }
     bytes_ = 0;
   }
   size_t bytes() const { return bytes_; }
+  MidHome* home() const { return home_; }
 
   // Set once the thread's cache is gone (thread exit): blocks freed after
   // that (by other thread-locals' destructors) go straight to free().
   static thread_local bool destroyed_;
 
  private:
-  struct Node {
-    Node* next;
-  };
   static size_t Class(size_t size) { return size / BlockCache::kMidGranule - 1; }
 
-  Node* head_[kClasses] = {};
+  // nullptr when the class is empty.
+  void* Take(size_t size) {
+    const size_t c = Class(size);
+    MidNode* n = head_[c];
+    if (n == nullptr) return nullptr;
+    head_[c] = n->next;
+    class_bytes_[c] -= size;
+    bytes_ -= size;
+    return n;
+  }
+
+  static void FreeList(MidNode* n) {
+    while (n != nullptr) {
+      MidNode* next = n->next;
+      FreeToMalloc(n);
+      n = next;
+    }
+  }
+
+  // Takes the stack of blocks other threads sent home.
+  MidNode* TakeSent(MidNode* replacement) {
+    MidNode* list = home_->remote.exchange(replacement, std::memory_order_acquire);
+    size_t bytes = 0;
+    for (MidNode* n = list; n != nullptr; n = n->next) bytes += PrefixOf(n)->size;
+    home_->remote_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+    return list;
+  }
+
+  // Moves the blocks other threads sent home into the class stacks.
+  void TakeHome() {
+    MidNode* n = TakeSent(nullptr);
+    while (n != nullptr) {
+      MidNode* next = n->next;
+      if (!Keep(n, PrefixOf(n)->size)) FreeToMalloc(n);
+      n = next;
+    }
+  }
+
+  MidHome* const home_;
+  MidNode* head_[kClasses] = {};
   size_t class_bytes_[kClasses] = {};
   size_t bytes_ = 0;
 };
@@ -104,6 +208,20 @@ MidCache* ThisThreadsMidCache() {
   if (MidCache::destroyed_) return nullptr;
   thread_local MidCache cache;
   return &cache;
+}
+
+// Sends `block` (of class `size`) to its home thread's stack; false if
+// that thread has ended or holds enough sent blocks already.
+bool SendHome(MidHome* home, void* block, size_t size) {
+  if (home->remote_bytes.load(std::memory_order_relaxed) >= kMidRemoteBytes) return false;
+  home->remote_bytes.fetch_add(size, std::memory_order_relaxed);
+  auto* node = static_cast<MidNode*>(block);
+  MidNode* head = home->remote.load(std::memory_order_relaxed);
+  do {
+    if (head == kClosed) return false;
+    node->next = head;
+  } while (!home->remote.compare_exchange_weak(head, node, std::memory_order_release, std::memory_order_relaxed));
+  return true;
 }
 
 bool IsMid(size_t size) { return size > BlockCache::kMidMinBytes && size <= BlockCache::kMidMaxBytes; }
@@ -155,11 +273,13 @@ void* BlockCache::Allocate(size_t bytes) {
   const size_t size = ClassSize(bytes);
   if (IsMid(size)) {
     if (g_mid_enabled.load(std::memory_order_relaxed)) {
-      if (MidCache* mid = ThisThreadsMidCache()) {
-        if (void* block = mid->Take(size)) return block;
-      }
+      if (MidCache* mid = ThisThreadsMidCache()) return mid->Allocate(size);
     }
-    return std::malloc(size);
+    auto* prefix = static_cast<MidPrefix*>(std::malloc(kPrefix + size));
+    if (prefix == nullptr) return nullptr;
+    prefix->home = nullptr;
+    prefix->size = size;
+    return prefix + 1;
   }
   if (size >= kMinBytes) {
     MutexLock lock(&state_->mu);
@@ -177,11 +297,16 @@ void* BlockCache::Allocate(size_t bytes) {
 void BlockCache::Free(void* block, size_t bytes) {
   const size_t size = ClassSize(bytes);
   if (IsMid(size)) {
-    if (g_mid_enabled.load(std::memory_order_relaxed)) {
+    MidHome* home = PrefixOf(block)->home;
+    if (home != nullptr && g_mid_enabled.load(std::memory_order_relaxed)) {
       MidCache* mid = ThisThreadsMidCache();
-      if (mid != nullptr && mid->Keep(block, size)) return;
+      if (mid != nullptr && mid->home() == home) {
+        if (mid->Keep(block, size)) return;
+      } else if (SendHome(home, block, size)) {
+        return;
+      }
     }
-    std::free(block);
+    FreeToMalloc(block);
     return;
   }
   if (size >= kMinBytes) {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/core/mutex.h"
 #include "sluice/core/tensor.h"
 
 namespace sluice {
@@ -67,7 +68,7 @@ TEST_F(BlockCacheTest, SmallTensorsBypassTheCache) {
   EXPECT_EQ(BlockCache::thread_cached_bytes(), 0u);
 }
 
-TEST_F(BlockCacheTest, MidSizeTensorMemoryIsReusedOnTheFreeingThread) {
+TEST_F(BlockCacheTest, MidSizeTensorMemoryIsReusedOnItsThread) {
   const void* first;
   {
     Tensor t(DType::kUInt8, TensorShape({4096}));
@@ -80,13 +81,96 @@ TEST_F(BlockCacheTest, MidSizeTensorMemoryIsReusedOnTheFreeingThread) {
     EXPECT_EQ(again.raw_data(), first);
     EXPECT_EQ(BlockCache::thread_cached_bytes(), 0u);
   }
-  // Freed on another thread: kept there (that thread's cache ends with it),
-  // not here.
+}
+
+TEST_F(BlockCacheTest, MidSizeBlockFreedOnAnotherThreadGoesBackToItsThread) {
   Tensor moved(DType::kUInt8, TensorShape({4096}));
+  const void* block = moved.raw_data();
   std::thread([t = std::move(moved)]() mutable {
     t = Tensor();
-    EXPECT_GT(BlockCache::thread_cached_bytes(), 4096u);
+    EXPECT_EQ(BlockCache::thread_cached_bytes(), 0u);  // not kept by the freeing thread
   }).join();
+  Tensor again(DType::kUInt8, TensorShape({4096}));
+  EXPECT_EQ(again.raw_data(), block);
+}
+
+TEST_F(BlockCacheTest, MidSizeBlocksOutliveTheThreadThatMadeThem) {
+  // Made on a thread that ends before they are freed (here, and on a third
+  // thread): they go to free(), and the values stay intact until then.
+  std::vector<Tensor> made;
+  std::thread([&made] {
+    for (int i = 0; i < 64; ++i) {
+      Tensor t(DType::kUInt8, TensorShape({3000}));
+      std::memset(t.raw_data(), i, 3000);
+      made.push_back(std::move(t));
+    }
+    made.pop_back();  // one freed at home before the thread ends
+  }).join();
+  for (size_t i = 0; i < made.size(); ++i) {
+    EXPECT_EQ(static_cast<const uint8_t*>(made[i].raw_data())[2999], i);
+  }
+  std::thread([&made] {
+    for (size_t i = 0; i < made.size(); i += 2) made[i] = Tensor();
+  }).join();
+  made.clear();
+  EXPECT_EQ(BlockCache::thread_cached_bytes(), 0u);
+}
+
+TEST_F(BlockCacheTest, MidSizeBlocksCrossingThreadsUnderLoadAreNeitherLostNorShared) {
+  // Producers make tensors stamped with their id, consumers check and drop
+  // them: each block goes back to its producer, which must never hand out a
+  // block that is still in use.
+  constexpr int kThreads = 3, kEach = 20000;
+  std::vector<std::thread> threads;
+  Mutex mu;
+  std::vector<Tensor> pipe;  // GUARDED_BY(mu)
+  std::atomic<int> producing{kThreads};
+  std::atomic<int64_t> bad{0}, seen{0};
+  for (int p = 0; p < kThreads; ++p) {
+    threads.emplace_back([&, p] {
+      for (int i = 0; i < kEach; ++i) {
+        Tensor t(DType::kInt32, TensorShape({512 + 64 * (i % 4)}));
+        int32_t* v = t.data<int32_t>();
+        for (int64_t k = 0; k < t.num_elements(); ++k) v[k] = p * kEach + i;
+        MutexLock lock(&mu);
+        pipe.push_back(std::move(t));
+      }
+      producing.fetch_sub(1);
+    });
+  }
+  for (int c = 0; c < kThreads; ++c) {
+    threads.emplace_back([&] {
+      while (true) {
+        Tensor t;
+        {
+          MutexLock lock(&mu);
+          if (!pipe.empty()) {
+            t = std::move(pipe.back());
+            pipe.pop_back();
+          }
+        }
+        if (!t.buffer()) {
+          if (producing.load() == 0) {
+            MutexLock lock(&mu);
+            if (pipe.empty()) return;
+          }
+          std::this_thread::yield();
+          continue;
+        }
+        const int32_t* v = t.data<int32_t>();
+        for (int64_t k = 1; k < t.num_elements(); ++k) {
+          if (v[k] != v[0]) {
+            bad.fetch_add(1);
+            break;
+          }
+        }
+        seen.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(seen.load(), int64_t{kThreads} * kEach);
 }
 
 TEST_F(BlockCacheTest, MidSizeCacheIsBoundedPerClassAndPerThread) {
