@@ -323,7 +323,9 @@ class TFRecordIndex(_core.RecordIndex):
     file once, checking every checksum, and saves the offsets in a side file
     (``<path>.idx`` or `index_path`); later uses load that file while it is
     fresh (same file length, modification time and compression) and rebuild
-    it otherwise. A file written by ``TFRecordWriter(..., write_index=True)``
+    it otherwise. An index built with ``ignore_errors=True`` that skipped
+    records is reused only by opens that also ignore errors; a strict open
+    rebuilds it, and so raises DataLossError at the first corrupt record. A file written by ``TFRecordWriter(..., write_index=True)``
     comes with its index. ``rebuilt`` tells whether this object scanned.
 
     ``index[i]`` / ``index.read(i)`` is record i (negative i counts from the

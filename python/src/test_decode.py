@@ -55,6 +55,8 @@ CSV_CASES = [
     (["1.5,inf,-nan"], [[np.float64(0)], [0.0], np.float32(0)], {}),
     (["1,3000000000"], [[1], [2**40]], {}),
     ([["1,a", "2,b"], ["3,c", "4,d"]], [[0], [""]], {}),
+    (["+5,+0, +7", "+05,-0,+9223372036854775807"], [[0], [0], np.array([0], np.int64)], {}),
+    (["0x1p3,0x1.8p1,-0x10", " +0x.8p1 ,0X1P-3,0x1p-150"], [[0.0], [np.float64(0)], [0.0]], {}),
 ]
 
 
@@ -76,6 +78,10 @@ BAD_CSV = [
     (["1,2,3"], [[0], [0]], {}, "Expect 2 fields but have 3 in record 0"),
     (["1,"], [[0], np.zeros(0, np.int32)], {}, "Field 1 is required but missing in record 0"),
     (["x1"], [[0]], {}, "not a valid int32: x1"),
+    (["+-5"], [[0]], {}, "not a valid int32: +-5"),
+    (["++5"], [np.array([0], np.int64)], {}, "not a valid int64: ++5"),
+    (["+"], [[0]], {}, "not a valid int32: +"),
+    (["0x1p"], [[0.0]], {}, "not a valid float: 0x1p"),
     (["a\"b,c"], [[""], [""]], {}, "Unquoted fields cannot have quotes"),
     (["\"ab\"c,d"], [[""], [""]], {}, "Quote inside a string has to be escaped by another quote"),
     (["1,2"], [[0], [0]], {"select_cols": [1, 0]}, "select_cols is not strictly increasing"),
@@ -160,6 +166,28 @@ def test_decode_compressed_matches_tensorflow(tf, kind, compress):
     ours = io.decode_compressed(data, compression_type=kind)
     theirs = tf.io.decode_compressed(data, compression_type=kind).numpy()
     assert ours.tolist() == theirs.tolist() == PLAIN
+
+
+@pytest.mark.parametrize("kind, data", [
+    ("GZIP", b""),
+    ("ZLIB", b""),
+    ("ZLIB", zlib.compress(b"abc") + b"\n"),
+    ("ZLIB", zlib.compress(b"abc") + zlib.compress(b"def")),
+    ("GZIP", gzip.compress(b"abc") + b"\n"),
+    ("GZIP", gzip.compress(b"abc") + gzip.compress(b"def")),
+])
+def test_decode_compressed_empty_and_trailing_bytes_match_tensorflow(tf, kind, data):
+    ours = io.decode_compressed([data], kind)
+    theirs = tf.io.decode_compressed([data], kind).numpy()
+    assert ours.tolist() == theirs.tolist()
+
+
+def test_decode_compressed_garbage_after_gzip_is_data_loss_as_in_tensorflow(tf):
+    data = [gzip.compress(b"abc") + b"garbage"]
+    with pytest.raises(errors.DataLossError, match="trailing data"):
+        io.decode_compressed(data, "GZIP")
+    with pytest.raises(tf.errors.DataLossError):
+        tf.io.decode_compressed(data, "GZIP")
 
 
 def test_decode_compressed_scalar_and_errors():

@@ -521,6 +521,24 @@ class TestIndex:
         index = sio.TFRecordIndex(path, use_cache=False, ignore_errors=True)
         assert list(index) == [RECORDS[0]] + RECORDS[2:]
 
+    def test_lossy_cached_index_is_rebuilt_for_a_strict_open(self, tmp_path):
+        path = corrupted(tmp_path, flip(OFFSETS[1] + 14))
+        lossy = sio.TFRecordIndex(path, ignore_errors=True)
+        assert lossy.rebuilt and os.path.exists(path + ".idx")
+        assert list(lossy) == [RECORDS[0]] + RECORDS[2:]
+        # Record 0 does not own the skipped record 1 that follows it.
+        assert [lossy.record_length(i) for i in range(3)] == [len(r) for r in [RECORDS[0]] + RECORDS[2:]]
+        assert not sio.TFRecordIndex(path, ignore_errors=True).rebuilt
+        # A strict open does not reuse it: it rebuilds, failing as without the cache.
+        with pytest.raises(errors.DataLossError, match=r"corrupted record at %d .*\(record 1\)" % (OFFSETS[1] + 12)):
+            sio.TFRecordIndex(path)
+
+    def test_clean_cached_index_serves_ignore_errors_opens(self, tmp_path):
+        path = write_records(tmp_path / "f", RECORDS)
+        sio.TFRecordIndex(path)
+        index = sio.TFRecordIndex(path, ignore_errors=True)
+        assert not index.rebuilt and list(index) == RECORDS
+
     def test_file_shrunk_after_indexing_is_data_loss(self, tmp_path):
         path = write_records(tmp_path / "f", RECORDS)
         index = sio.TFRecordIndex(path, use_cache=False)

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "io/io_test_util.h"
+#include "sluice/io/crc32c.h"
+#include "sluice/io/record_format.h"
 #include "sluice/io/record_writer.h"
 
 namespace sluice::io {
@@ -176,6 +178,114 @@ TEST(RecordIndexTest, BuildOfACorruptFileIsDataLossUnlessErrorsAreIgnored) {
   options.ignore_errors = true;
   SLUICE_ASSERT_OK_AND_ASSIGN(RecordIndex index, RecordIndex::Build(path, options));
   EXPECT_EQ(index.num_records(), 4);
+}
+
+// A file of MakeRecords(5) with the data of record 2 corrupted: records are
+// 4..8 bytes long at offsets 0, 20, 41, 63, 86.
+std::string WriteWithCorruptRecord2(ScratchDir& dir) {
+  const std::string path = dir.File("lossy");
+  Write(path, MakeRecords(5));
+  Result<std::string> bytes = ReadFileToString(nullptr, path);
+  EXPECT_TRUE(IsOk(bytes.status()));
+  (*bytes)[41 + 12 + 1] ^= 1;
+  testing::WriteFileOrDie(path, *bytes);
+  return path;
+}
+
+TEST(RecordIndexTest, IgnoreErrorsBuildRecordsWhatItSkippedAndTrueLengths) {
+  ScratchDir dir;
+  const std::string path = WriteWithCorruptRecord2(dir);
+  RecordReaderOptions options;
+  options.ignore_errors = true;
+  SLUICE_ASSERT_OK_AND_ASSIGN(RecordIndex index, RecordIndex::Build(path, options));
+  EXPECT_TRUE(index.lossy());
+  EXPECT_EQ(index.records_skipped(), 1);
+  EXPECT_EQ(index.bytes_skipped(), 22u);
+  EXPECT_EQ(index.offsets(), (std::vector<uint64_t>{0, 20, 63, 86}));
+  // Record 1 is followed by the 22 skipped bytes, which are not its own.
+  EXPECT_EQ(index.record_lengths(), (std::vector<uint64_t>{4, 5, 7, 8}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(RecordIndex parsed, RecordIndex::Parse(index.Serialize(), dir.File("x.idx")));
+  EXPECT_EQ(parsed.offsets(), index.offsets());
+  EXPECT_EQ(parsed.record_lengths(), index.record_lengths());
+  EXPECT_EQ(parsed.records_skipped(), 1);
+  EXPECT_EQ(parsed.bytes_skipped(), 22u);
+
+}
+
+TEST(RecordIndexTest, LossyIndexIsStaleForAStrictOpenAndReusedByIgnoreErrors) {
+  ScratchDir dir;
+  const std::string path = WriteWithCorruptRecord2(dir);
+  RecordReaderOptions lenient;
+  lenient.ignore_errors = true;
+  bool rebuilt = false;
+  SLUICE_ASSERT_OK_AND_ASSIGN(RecordIndex first, RecordIndex::LoadOrBuild(path, lenient, nullptr, "", &rebuilt));
+  EXPECT_TRUE(rebuilt);
+  EXPECT_EQ(first.num_records(), 4);
+  SLUICE_ASSERT_OK_AND_ASSIGN(FileStatistics stat, DefaultFileSystem()->Stat(path));
+  EXPECT_TRUE(first.IsFreshFor(stat, CompressionType::kNone, /*ignore_errors=*/true));
+  EXPECT_FALSE(first.IsFreshFor(stat, CompressionType::kNone));
+  // An ignore_errors user may reuse the lossy side file.
+  SLUICE_ASSERT_OK_AND_ASSIGN(RecordIndex second, RecordIndex::LoadOrBuild(path, lenient, nullptr, "", &rebuilt));
+  EXPECT_FALSE(rebuilt);
+  EXPECT_EQ(second.num_records(), 4);
+  EXPECT_TRUE(second.lossy());
+  // A strict user rebuilds, which fails as a scan without the cache does.
+  EXPECT_TRUE(HasError(RecordIndex::LoadOrBuild(path), Code::kDataLoss, "corrupted record at 53"));
+  EXPECT_TRUE(HasError(RecordIndex::LoadOrBuild(path), Code::kDataLoss, "(record 2)"));
+}
+
+TEST(RecordIndexTest, StrictIndexServesIgnoreErrorsUsers) {
+  ScratchDir dir;
+  const std::string path = dir.File("f");
+  Write(path, MakeRecords(5));
+  SLUICE_ASSERT_OK_AND_ASSIGN(RecordIndex first, RecordIndex::LoadOrBuild(path));
+  EXPECT_FALSE(first.lossy());
+  RecordReaderOptions lenient;
+  lenient.ignore_errors = true;
+  bool rebuilt = true;
+  SLUICE_ASSERT_OK_AND_ASSIGN(RecordIndex second, RecordIndex::LoadOrBuild(path, lenient, nullptr, "", &rebuilt));
+  EXPECT_FALSE(rebuilt);
+}
+
+TEST(RecordIndexTest, SkippedCorruptHeaderMakesTheIndexLossy) {
+  ScratchDir dir;
+  const std::string path = dir.File("h");
+  Write(path, MakeRecords(5));
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::string bytes, ReadFileToString(nullptr, path));
+  bytes[41 + 9] ^= 1;  // header checksum of record 2
+  testing::WriteFileOrDie(path, bytes);
+  RecordReaderOptions options;
+  options.ignore_errors = true;
+  SLUICE_ASSERT_OK_AND_ASSIGN(RecordIndex index, RecordIndex::Build(path, options));
+  EXPECT_EQ(index.records_skipped(), 0);  // the header hid how many records the bytes held
+  EXPECT_EQ(index.bytes_skipped(), 22u);
+  EXPECT_TRUE(index.lossy());
+  EXPECT_EQ(index.record_length(1), 5u);
+}
+
+TEST(RecordIndexTest, VersionOneSideFileIsRefusedAndRebuilt) {
+  ScratchDir dir;
+  const std::string path = dir.File("f");
+  Write(path, MakeRecords(3));
+  SLUICE_ASSERT_OK_AND_ASSIGN(RecordIndex index, RecordIndex::Build(path));
+  // A version 1 file: 48-byte header, offsets, checksum.
+  std::string old = index.Serialize().substr(0, 48);
+  EncodeFixed32(old.data() + 8, 1);
+  for (uint64_t off : index.offsets()) {
+    char buf[8];
+    EncodeFixed64(buf, off);
+    old.append(buf, 8);
+  }
+  char crc[4];
+  EncodeFixed32(crc, crc32c::Mask(crc32c::Value(old.data(), old.size())));
+  old.append(crc, 4);
+  const std::string idx = RecordIndex::IndexPath(path);
+  EXPECT_TRUE(HasError(RecordIndex::Parse(old, idx), Code::kDataLoss, "unknown version 1"));
+  testing::WriteFileOrDie(idx, old);
+  bool rebuilt = false;
+  SLUICE_ASSERT_OK_AND_ASSIGN(RecordIndex again, RecordIndex::LoadOrBuild(path, {}, nullptr, "", &rebuilt));
+  EXPECT_TRUE(rebuilt);
+  EXPECT_EQ(again.offsets(), index.offsets());
 }
 
 }  // namespace

@@ -37,6 +37,9 @@ Result<std::string> DecompressString(std::string_view data, std::string_view com
   if (!gzip && compression_type != "ZLIB") {
     return errors::InvalidArgument("Only ZLIB, GZIP or NONE are supported compressions");
   }
+  // TF 2.21 (tf.io.decode_compressed, checked) decodes empty input to empty
+  // output for both types.
+  if (data.empty()) return std::string();
   InflateStream stream(gzip ? MAX_WBITS + 16 : MAX_WBITS);
   if (!stream.ok()) return errors::ResourceExhausted("Could not initialise zlib");
   z_stream* zs = stream.get();
@@ -59,9 +62,16 @@ Result<std::string> DecompressString(std::string_view data, std::string_view com
     const int ret = inflate(zs, Z_NO_FLUSH);
     produced += room - zs->avail_out;
     if (ret == Z_STREAM_END) {
+      // What follows the end of the stream, as TF 2.21 treats it: after a
+      // ZLIB stream, anything is ignored (TF inflates no further). After a
+      // GZIP member, TF inflates the rest as the next member, so two or more
+      // bytes without the gzip magic are DataLoss ("incorrect header check"
+      // in TF) and a single byte, too short for zlib to judge, is ignored.
+      // (TF also returns what it got from a truncated member; we keep
+      // reporting truncation as DataLoss, below.)
       const size_t rest = zs->avail_in + in_left;
-      if (rest == 0) break;
-      if (!gzip || !IsGzipMagic(zs->next_in, zs->avail_in)) {
+      if (rest == 0 || !gzip || rest == 1) break;
+      if (!IsGzipMagic(zs->next_in, zs->avail_in)) {
         return errors::DataLoss(rest, " bytes of trailing data after the ", compression_type, " stream");
       }
       if (inflateReset(zs) != Z_OK) return errors::DataLoss("Could not restart zlib for the next GZIP member");

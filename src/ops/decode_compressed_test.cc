@@ -85,14 +85,50 @@ TEST(DecodeCompressedTest, TruncatedDataIsDataLoss) {
   const std::string full = Compress(RandomText(1000, 3), true);
   EXPECT_STATUS(DecompressString(full.substr(0, full.size() - 6), "GZIP").status(), Code::kDataLoss,
                 "Truncated GZIP data");
-  EXPECT_STATUS(DecompressString("", "ZLIB").status(), Code::kDataLoss, "Truncated ZLIB data");
+  const std::string zlib = Compress("abc", false);
+  EXPECT_STATUS(DecompressString(zlib.substr(0, 4), "ZLIB").status(), Code::kDataLoss, "Truncated ZLIB data");
+  EXPECT_STATUS(DecompressString(zlib.substr(0, 1), "ZLIB").status(), Code::kDataLoss, "Truncated ZLIB data");
+  // A second gzip member cut short is truncation too.
+  EXPECT_STATUS(DecompressString(Compress("abc", true) + Compress("def", true).substr(0, 10), "GZIP").status(),
+                Code::kDataLoss, "Truncated GZIP data");
 }
 
-TEST(DecodeCompressedTest, TrailingBytesAreDataLoss) {
-  EXPECT_STATUS(DecompressString(Compress("abc", false) + "xyz", "ZLIB").status(), Code::kDataLoss,
-                "3 bytes of trailing data after the ZLIB stream");
-  EXPECT_STATUS(DecompressString(Compress("abc", true) + "xyz", "GZIP").status(), Code::kDataLoss,
-                "trailing data");
+// The cases below follow tf.io.decode_compressed in TF 2.21.
+TEST(DecodeCompressedTest, EmptyInputIsEmptyOutputForEveryType) {
+  for (const char* type : {"", "ZLIB", "GZIP"}) {
+    auto r = DecompressString("", type);
+    ASSERT_TRUE(r.ok()) << type << ": " << r.status();
+    EXPECT_EQ(*r, "");
+  }
+  auto r = DecodeCompressed(Tensor::FromStrings({"", Compress("x", true)}), "GZIP");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Values<std::string>(*r), (std::vector<std::string>{"", "x"}));
+}
+
+TEST(DecodeCompressedTest, BytesAfterAZlibStreamAreIgnored) {
+  const std::string z = Compress("abc", false);
+  for (const std::string& tail : {std::string("\n"), std::string("xyz"), z, std::string(100, '\0')}) {
+    auto r = DecompressString(z + tail, "ZLIB");
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(*r, "abc");
+  }
+}
+
+TEST(DecodeCompressedTest, GarbageAfterAGzipMemberIsDataLoss) {
+  const std::string g = Compress("abc", true);
+  EXPECT_STATUS(DecompressString(g + "xyz", "GZIP").status(), Code::kDataLoss,
+                "3 bytes of trailing data after the GZIP stream");
+  EXPECT_STATUS(DecompressString(g + std::string(8, '\0'), "GZIP").status(), Code::kDataLoss, "trailing data");
+  EXPECT_STATUS(DecompressString(g + g + "xy", "GZIP").status(), Code::kDataLoss, "trailing data");
+}
+
+TEST(DecodeCompressedTest, OneByteAfterAGzipMemberIsIgnored) {
+  // Too short for zlib to read a header, so TF ignores it.
+  for (const char* tail : {"\n", "\x1f"}) {
+    auto r = DecompressString(Compress("abc", true) + tail, "GZIP");
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(*r, "abc");
+  }
 }
 
 TEST(DecodeCompressedTest, UnknownTypeIsInvalidArgument) {

@@ -113,32 +113,50 @@ std::string_view TrimSpaces(std::string_view s) {
   return s;
 }
 
-// Blanks, an optional '-', decimal digits, blanks (TF's safe_strto32/64).
+// Blanks, an optional '-' or '+', decimal digits, blanks, as TF 2.21's
+// decode_csv accepts: "+5" and " +05 " are 5; "+", "++5", "+-5" and "+ 5"
+// are rejected.
 template <class T>
 bool ParseInt(std::string_view s, T* out) {
   s = TrimSpaces(s);
+  if (s.size() >= 2 && s[0] == '+' && std::isdigit(static_cast<unsigned char>(s[1]))) s.remove_prefix(1);
   if (s.empty()) return false;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc() && ptr == s.data() + s.size();
 }
 
-// Blanks, a decimal or exponent number, inf or nan, blanks.
+// strtof/strtod on all of `s`, which has no leading blanks or '+'.
+template <class T>
+bool StrToFloat(std::string_view s, T* out) {
+  const std::string copy(s);
+  char* end = nullptr;
+  if constexpr (std::is_same_v<T, float>) {
+    *out = std::strtof(copy.c_str(), &end);
+  } else {
+    *out = std::strtod(copy.c_str(), &end);
+  }
+  return end == copy.c_str() + copy.size();
+}
+
+// Blanks, an optional sign, a decimal or exponent number, a hexadecimal one
+// ("0x1.8p1", "0x10", which TF 2.21 accepts, parsed by strtod), inf or
+// nan, blanks. Overflow gives inf and underflow 0, as in TF.
 template <class T>
 bool ParseFloat(std::string_view s, T* out) {
   s = TrimSpaces(s);
   if (s.size() >= 2 && s[0] == '+' && s[1] != '-' && s[1] != '+') s.remove_prefix(1);
   if (s.empty()) return false;
+  const std::string_view unsigned_part = s[0] == '-' ? s.substr(1) : s;
+  if (unsigned_part.size() >= 3 && unsigned_part[0] == '0' && (unsigned_part[1] == 'x' || unsigned_part[1] == 'X')) {
+    // Hex digits or '.' must follow, so that strtod does not take "0x-1" or
+    // "0xinf" (it would stop after the "0", failing anyway; this is explicit).
+    const char c = unsigned_part[2];
+    if (!std::isxdigit(static_cast<unsigned char>(c)) && c != '.') return false;
+    return StrToFloat(s, out);
+  }
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out, std::chars_format::general);
   if (ptr != s.data() + s.size()) return false;
-  if (ec == std::errc::result_out_of_range) {  // overflow to inf, underflow to 0, as strtod does
-    const std::string copy(s);
-    if constexpr (std::is_same_v<T, float>) {
-      *out = std::strtof(copy.c_str(), nullptr);
-    } else {
-      *out = std::strtod(copy.c_str(), nullptr);
-    }
-    return true;
-  }
+  if (ec == std::errc::result_out_of_range) return StrToFloat(s, out);  // overflow to inf, underflow to 0
   return ec == std::errc();
 }
 

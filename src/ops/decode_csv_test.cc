@@ -99,6 +99,53 @@ TEST(DecodeCSVTest, NumbersAcceptBlanksSignsExponentsAndSpecials) {
   EXPECT_EQ((*r)[3].data<float>()[1], 0.0f);
 }
 
+// Expected values and rejections checked against tf.io.decode_csv in TF 2.21.
+TEST(DecodeCSVTest, IntegersAcceptOneLeadingPlusAsTensorFlowDoes) {
+  for (DType d : {DType::kInt32, DType::kInt64}) {
+    auto r = Decode({"+5", "+0", " +5", "+05 ", "\t+7", "+2147483647"}, {Required(d)});
+    ASSERT_TRUE(r.ok()) << r.status();
+    const std::vector<int64_t> want = {5, 0, 5, 5, 7, 2147483647};
+    for (size_t i = 0; i < want.size(); ++i) {
+      const int64_t got = d == DType::kInt32 ? (*r)[0].data<int32_t>()[i] : (*r)[0].data<int64_t>()[i];
+      EXPECT_EQ(got, want[i]) << "row " << i;
+    }
+    for (const char* bad : {"+", "+-5", "++5", "+ 5", " + 5", "-+5", "5+", "+0x10"}) {
+      EXPECT_STATUS(Decode({bad}, {Required(d)}).status(), Code::kInvalidArgument, "is not a valid int");
+    }
+  }
+  EXPECT_STATUS(Decode({"+2147483648"}, {Required(DType::kInt32)}).status(), Code::kInvalidArgument,
+                "is not a valid int32");
+  auto big = Decode({"+9223372036854775807"}, {Required(DType::kInt64)});
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ((*big)[0].data<int64_t>()[0], std::numeric_limits<int64_t>::max());
+  EXPECT_STATUS(Decode({"+9223372036854775808"}, {Required(DType::kInt64)}).status(), Code::kInvalidArgument,
+                "is not a valid int64");
+}
+
+TEST(DecodeCSVTest, HexFloatsParseAsTensorFlowDoes) {
+  const std::vector<std::string> in = {"0x1p3", "0X1P3", "+0x1p3", "-0x1p3", "0x1.8p1",
+                                       "0x10", "0x.8p1", " 0x1p3 ", "0x1P+3", "0x1p-149", "0x1."};
+  const std::vector<double> want = {8, 8, 8, -8, 3, 16, 1, 8, 8, 0x1p-149, 1};
+  auto r = Decode(in, {Required(DType::kFloat32)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  auto r64 = Decode(in, {Required(DType::kFloat64)});
+  ASSERT_TRUE(r64.ok()) << r64.status();
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ((*r)[0].data<float>()[i], static_cast<float>(want[i])) << in[i];
+    EXPECT_EQ((*r64)[0].data<double>()[i], want[i]) << in[i];
+  }
+  // Out of float's range: inf and 0 (round to even), as TF gives.
+  auto edge = Decode({"0x1p1000", "0x1p-150"}, {Required(DType::kFloat32)});
+  ASSERT_TRUE(edge.ok()) << edge.status();
+  EXPECT_EQ((*edge)[0].data<float>()[0], std::numeric_limits<float>::infinity());
+  EXPECT_EQ((*edge)[0].data<float>()[1], 0.0f);
+  for (DType d : {DType::kFloat32, DType::kFloat64}) {
+    for (const char* bad : {"0x", "0x1p", "0x-1", "0xinf", "+-0x1", "0x1q", "0x 1"}) {
+      EXPECT_STATUS(Decode({bad}, {Required(d)}).status(), Code::kInvalidArgument, "is not a valid");
+    }
+  }
+}
+
 TEST(DecodeCSVTest, QuotedFieldsMayHoldDelimitersNewlinesAndDoubledQuotes) {
   auto r = Decode({"\"a,b\",\"say \"\"hi\"\"\",\"line1\nline2\",\"\""},
                   {Required(DType::kString), Required(DType::kString), Required(DType::kString),

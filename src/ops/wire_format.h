@@ -29,6 +29,14 @@
 // Not kept: a map entry whose value field repeats keeps its last value
 // (protobuf would merge the two messages); no serializer writes that.
 //
+// Deliberate differences from TF's fast Example parser (checked against
+// tf.io.parse_example in TF 2.21), kept because this parser follows the
+// protobuf rules and no serializer writes such input: TF rejects
+// (InvalidArgument) a group anywhere in an Example, even at the top level,
+// and an unknown field inside Features or a map entry, where we skip both
+// as protobuf does; TF accepts a field numbered 0 (invalid in protobuf),
+// which we reject as malformed. Tests that compare with TF avoid these inputs.
+//
 // Everything here works on borrowed bytes: nothing is copied or allocated
 // except by the sinks the caller supplies.
 #ifndef SLUICE_SRC_OPS_WIRE_FORMAT_H_

@@ -5,9 +5,15 @@
 // concatenated members are decoded one after the other, the header's OS byte
 // and optional fields are ignored).
 //
+// As in TensorFlow: an empty string decodes to an empty string for every
+// type, bytes after the end of a ZLIB stream are ignored, and after the last
+// GZIP member a single stray byte is ignored while more bytes that do not
+// start another member are an error.
+//
 // Errors: InvalidArgument "Only ZLIB, GZIP or NONE are supported
 // compressions" for another type, or a non-string input; DataLoss naming the
-// element for corrupt, truncated or trailing data ("Element 2: ...").
+// element for corrupt or truncated data, or GZIP trailing data ("Element 2:
+// ...").
 #ifndef SLUICE_OPS_DECODE_COMPRESSED_H_
 #define SLUICE_OPS_DECODE_COMPRESSED_H_
 
