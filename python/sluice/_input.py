@@ -334,7 +334,11 @@ class NativeProducer:
         """Only the examples for which `predicate(example)` is true (maybe_batch's keep_input).
 
         `predicate` is Python: each call takes the GIL. Its exceptions stop
-        the pipeline.
+        the pipeline. Each call considers one input example: in a batcher, a
+        rejected one is a runner step that enqueues nothing (TF's no-op for
+        keep_input=False), so the thread still sees a stop between
+        rejections; ``limit_epochs`` over the filter counts it as a call.
+        Called directly, the producer goes on to the next example.
         """
         structure = self._structure
 
@@ -352,8 +356,9 @@ class NativeProducer:
 
         `predicate` returns one truth value per row (a bool array of the
         batch's leading dimension), as TF's vector keep_input with
-        enqueue_many. A batch with no kept row is skipped. `predicate` is
-        Python: each call takes the GIL. Its exceptions stop the pipeline.
+        enqueue_many. A batch with no kept row is a skipped step, as in
+        ``map_filter``. `predicate` is Python: each call takes the GIL. Its
+        exceptions stop the pipeline.
         """
         structure = self._structure
 
@@ -582,25 +587,29 @@ class BatchQueue:
 
 
 def _python_producer(fn, structure, dtypes, shapes, enqueue_many, keep):
-    """A _core.Producer calling `fn` (and filtering with `keep`, a callable or None)."""
+    """A _core.Producer calling `fn` (and filtering with `keep`, a callable or None).
+
+    One call of `fn` per call: an example that `keep` rejects (or a batch with
+    no row kept) returns None, a skipped step for the C++ runner thread,
+    which then checks for a stop before it calls again (TF: keep_input=False
+    is one no-op run of the enqueue op).
+    """
 
     def call():
         try:
-            while True:
-                example = fn()
-                components = [_queue._to_component(c, d) for c, d in zip(structure.flatten(example), dtypes)]
-                if keep is None:
-                    return components
-                kept = keep(example)
-                if not enqueue_many:
-                    if kept:
-                        return components
-                    continue
-                mask = np.asarray(kept, dtype=bool).reshape(-1)
-                if mask.all():
-                    return components
-                if mask.any():
-                    return [np.ascontiguousarray(c[mask]) for c in components]
+            example = fn()
+            components = [_queue._to_component(c, d) for c, d in zip(structure.flatten(example), dtypes)]
+            if keep is None:
+                return components
+            kept = keep(example)
+            if not enqueue_many:
+                return components if kept else None
+            mask = np.asarray(kept, dtype=bool).reshape(-1)
+            if mask.all():
+                return components
+            if mask.any():
+                return [np.ascontiguousarray(c[mask]) for c in components]
+            return None
         except errors.OutOfRangeError:
             raise
         except BaseException as e:

@@ -46,13 +46,6 @@ _logger = logging.getLogger("sluice.train")
 
 # Payload tying a C++-recorded status to the Python exception it stands for.
 _PY_EXCEPTION_PAYLOAD = "sluice.python.exception"
-# Codes tried, in order, for a Python exception reported to the C++
-# coordinator, which must not count it as a clean stop.
-_PYTHON_ERROR_CODES = (errors.UNKNOWN, errors.INTERNAL, errors.ABORTED, errors.CANCELLED,
-                       errors.INVALID_ARGUMENT, errors.DEADLINE_EXCEEDED, errors.NOT_FOUND,
-                       errors.ALREADY_EXISTS, errors.PERMISSION_DENIED, errors.RESOURCE_EXHAUSTED,
-                       errors.FAILED_PRECONDITION, errors.OUT_OF_RANGE, errors.UNIMPLEMENTED,
-                       errors.UNAVAILABLE, errors.DATA_LOSS, errors.UNAUTHENTICATED)
 # How often join() re-checks the stop flag while waiting for a thread.
 _JOIN_POLL_SECS = 0.05
 
@@ -78,9 +71,13 @@ class Coordinator:
         if clean_stop_exception_types is None:
             clean_stop_exception_types = (errors.OutOfRangeError,)
         self._clean_stop_exception_types = tuple(clean_stop_exception_types)
-        clean_codes = _codes_of(self._clean_stop_exception_types)
-        self._coord = _core.new_coordinator(clean_codes)
-        self._python_error_codes = [c for c in _PYTHON_ERROR_CODES if c not in clean_codes]
+        # The C++ coordinator counts no code as clean: it records the first
+        # error (C++ runners report theirs straight to it, a Python
+        # producer's exception as its status), and this class decides, as
+        # TF does, by the type of the exception that error stands for
+        # (_exception_for): a code cannot say whether a Python exception
+        # is, e.g., a ValueError.
+        self._coord = _core.new_coordinator([])
         # Protects the fields below and orders request_stop/join/clear_stop.
         self._lock = threading.Lock()
         # (token, exc_info) of the Python exception the C++ side recorded, if any.
@@ -135,15 +132,11 @@ class Coordinator:
             if self._coord.should_stop():
                 return  # only the first error counts
             _logger.info("Error reported to Coordinator: %s", exc_info[1], exc_info=exc_info)
-            if not self._python_error_codes:  # the C++ side would count any code as clean
-                self._exc_info_to_raise = (None, exc_info)
-                self._coord.request_stop()
-                return
             self._next_token += 1
             token = str(self._next_token)
             code = getattr(exc_info[1], "error_code", None)
-            if not isinstance(exc_info[1], errors.OpError) or code not in self._python_error_codes:
-                code = self._python_error_codes[0]
+            if not isinstance(exc_info[1], errors.OpError) or code not in errors._CODE_TO_EXCEPTION_CLASS:
+                code = errors.UNKNOWN
             message = "%s: %s" % (type(exc_info[1]).__name__, exc_info[1])
             self._coord.request_stop_with(code, message, {_PY_EXCEPTION_PAYLOAD: token})
             if self._token_of(self._coord.requested_status()) == token:
@@ -157,16 +150,24 @@ class Coordinator:
         return None if token is None else token.decode()
 
     def _exception_for(self, status):
-        """The exception to raise for the C++ coordinator's recorded status, or None."""
+        """The exception to raise for the C++ coordinator's recorded status, or None.
+
+        None also when that exception is of a clean-stop type: the C++ side
+        records the first error whatever it is (a C++ runner's status, a
+        Python producer's exception), and as in TF a clean one stops the
+        threads without being raised.
+        """
         recorded = self._exc_info_to_raise
-        if recorded is not None and (recorded[0] is None or recorded[0] == self._token_of(status)):
-            return recorded[1][1]
+        if recorded is not None and recorded[0] == self._token_of(status):
+            return recorded[1][1]  # from request_stop, already filtered
         if status is None:
             return None
-        stashed = _stashed_exception(self._token_of(status))  # raised in a producer
-        if stashed is not None:
-            return stashed
-        return errors._from_status(*status)
+        exc = _stashed_exception(self._token_of(status))  # raised in a producer
+        if exc is None:
+            exc = errors._from_status(*status)
+        if isinstance(exc, self._clean_stop_exception_types):
+            return None
+        return exc
 
     def clear_stop(self):
         """Clears the stop flag, the reported exception and ``joined``."""

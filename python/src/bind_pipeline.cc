@@ -20,11 +20,22 @@
 // travels as the payload "sluice.python.exception" so that the Coordinator
 // can raise the original exception object.
 //
+// Filters (filter_producer, mask_rows_producer, and a Python producer's
+// keep_input in sluice/_input.py, which returns None for a rejected example)
+// take one input example per call: a rejection returns train::SkippedStep()
+// (sluice/train/producer.h), which the batchers' enqueue op counts as a step
+// with nothing to enqueue, as TF runs a no-op for keep_input=false. The runner thread then checks its stop
+// conditions before the next call, so a filter that rejects everything
+// never holds up a coordinator stop or a runner's destruction.
+//
 // GIL: every call that may block (a batch dequeue, a producer call, dropping
 // the last reference to a runner, which joins its threads) runs without it.
 // A Python object held by a C++ producer is released under the GIL
 // (PyObjectRef), on whatever thread drops it.
 #include <nanobind/nanobind.h>
+#if defined(__GLIBCXX__)
+#include <cxxabi.h>  // abi::__forced_unwind
+#endif
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -89,6 +100,15 @@ std::atomic<int> g_threads_in_python{0};
 
 bool PythonGone() { return g_python_exiting.load() || !Py_IsInitialized() || PythonFinalizing(); }
 
+// Where a thread that the finalizing interpreter ends while it takes the GIL
+// (CPython < 3.14 calls pthread_exit there) stops instead: its forced unwind
+// must not run the C++ cleanups above it (PyGILState_Release without a
+// thread state is a fatal error; a runner's frames would try to go on). The
+// process is exiting anyway; GilRelease parks such threads the same way.
+[[noreturn]] void ParkForever() {
+  while (true) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
 // The atexit hook: refuses new Python calls, then waits (without the GIL, at
 // most ~1 s) for the runner threads inside one to leave it. A thread still
 // blocked inside (in a sluice call that released the GIL) parks when it
@@ -112,9 +132,17 @@ class PyObjectRef {
   PyObjectRef& operator=(const PyObjectRef&) = delete;
   ~PyObjectRef() {
     if (PythonGone()) return;
-    PyGILState_STATE state = PyGILState_Ensure();
-    Py_DECREF(obj_);
-    PyGILState_Release(state);
+#if defined(__GLIBCXX__)
+    try {
+#endif
+      PyGILState_STATE state = PyGILState_Ensure();
+      Py_DECREF(obj_);
+      PyGILState_Release(state);
+#if defined(__GLIBCXX__)
+    } catch (abi::__forced_unwind&) {  // ended by the finalizing interpreter
+      ParkForever();
+    }
+#endif
   }
   // REQUIRES: the GIL is held.
   nb::handle get() const { return obj_; }
@@ -189,16 +217,9 @@ Status StatusOfPythonError(nb::python_error& error) {
   return s;
 }
 
-// Runs `fn` with the GIL held, from a thread that may not hold it; Python
-// exceptions become statuses. Cancelled once the interpreter is going away.
+// `fn()` with its exceptions as statuses. REQUIRES: the GIL is held.
 template <class T, class F>
-Result<T> WithGil(F&& fn) {
-  struct InPython {
-    InPython() { g_threads_in_python.fetch_add(1); }
-    ~InPython() { g_threads_in_python.fetch_sub(1); }
-  } in_python;  // destroyed after `gil`
-  if (PythonGone()) return Status(Code::kCancelled, "Python is shutting down");
-  nb::gil_scoped_acquire gil;
+Result<T> CallWithStatus(F& fn) {
   try {
     return fn();
   } catch (nb::python_error& e) {
@@ -210,24 +231,62 @@ Result<T> WithGil(F&& fn) {
   }
 }
 
+// Runs `fn` with the GIL held, from a thread that may not hold it; Python
+// exceptions become statuses. Cancelled once the interpreter is going away.
+// The GIL is taken by hand, not with nb::gil_scoped_acquire: if the
+// interpreter starts finalizing meanwhile, CPython ends this thread with
+// pthread_exit when it (re)takes the GIL (in PyGILState_Ensure, or whenever
+// the running Python code lets the GIL go and takes it back). That forced
+// unwind is caught here and the thread parks for good, without releasing a
+// GIL it no longer holds (a fatal error that aborted the process).
+template <class T, class F>
+Result<T> WithGil(F&& fn) {
+  struct InPython {
+    InPython() { g_threads_in_python.fetch_add(1); }
+    ~InPython() { g_threads_in_python.fetch_sub(1); }
+  } in_python;
+  if (PythonGone()) return Status(Code::kCancelled, "Python is shutting down");
+#if defined(__GLIBCXX__)
+  try {
+#endif
+    const PyGILState_STATE state = PyGILState_Ensure();
+    Result<T> out = CallWithStatus<T>(fn);
+    PyGILState_Release(state);
+    return out;
+#if defined(__GLIBCXX__)
+  } catch (abi::__forced_unwind&) {
+    ParkForever();  // never rethrown: the thread never runs again
+  }
+#endif
+}
+
 // `fn()` returns a list of components already converted by sluice.train
 // (numpy arrays of each dtype's storage type; bytes or object arrays for
-// strings), copied here into Tensors.
+// strings), copied here into Tensors; or None when its keep_input rejected
+// the example (a skipped step).
 ProducerHandle NewPythonProducer(nb::handle fn, const std::vector<int>& dtypes, const nb::list& shapes) {
   auto ref = std::make_shared<PyObjectRef>(fn);
   std::vector<DType> types = ToDTypes(dtypes);
   train::Producer producer = [ref, types]() -> Result<Element> {
-    return WithGil<Element>([&] { return PythonToElement(ref->get()(), types); });
+    return WithGil<Element>([&]() -> Result<Element> {
+      nb::object components = ref->get()();
+      if (components.is_none()) return train::SkippedStep();
+      return PythonToElement(components, types);
+    });
   };
   return ProducerHandle{std::move(producer), std::move(types), ToShapes(shapes), {}};
 }
 
 // One call of the producer, without the GIL (it may block, e.g. on a
-// filename queue; Ctrl-C is not seen until it returns).
+// filename queue; Ctrl-C is not seen until it returns): the next example, so
+// a filter's skipped steps are retried here.
 nb::list CallProducer(const ProducerHandle& h) {
   Result<Element> e = [&] {
     GilRelease release;
-    return h.producer();
+    while (true) {
+      Result<Element> r = h.producer();
+      if (!train::IsSkippedStep(r.status())) return r;
+    }
   }();
   ThrowIfError(e.status());  // not ValueOrThrow(std::move(e)): gcc 12 -Wmaybe-uninitialized false positive
   return ElementToPython(*e);
@@ -331,27 +390,29 @@ ProducerHandle NewSelectProducer(const ProducerHandle& input, const std::vector<
   return ValueOrThrow(train::MapSelect(input, std::move(indices)));
 }
 
-// A producer that calls `input` and hands each element, with the Python
-// callable `predicate`, to `decide`, which returns what to yield: an
-// element, std::nullopt (call `input` again) or an error.
+// A producer that calls `input` once per call and hands the element, with the
+// Python callable `predicate`, to `decide`, which returns what to yield: an
+// element, std::nullopt (rejected: a skipped step, see the file comment) or
+// an error. Errors of `input` (a skipped step of an inner filter included)
+// pass through.
 template <class Decide>
 ProducerHandle PythonFilteredProducer(const ProducerHandle& input, nb::handle predicate, Decide decide) {
   auto ref = std::make_shared<PyObjectRef>(predicate);
   ProducerHandle out = input;
   out.producer = [in = input.producer, ref, decide]() -> Result<Element> {
-    while (true) {
-      Result<Element> e = in();
-      if (!e.ok()) return e;
-      Result<std::optional<Element>> kept = decide(std::move(*e), *ref);
-      if (!kept.ok()) return kept.status();
-      if (kept->has_value()) return std::move(**kept);
-    }
+    Result<Element> e = in();
+    if (!e.ok()) return e;
+    Result<std::optional<Element>> kept = decide(std::move(*e), *ref);
+    if (!kept.ok()) return kept.status();
+    if (!kept->has_value()) return train::SkippedStep();
+    return std::move(**kept);
   };
   return out;
 }
 
-// Calls the input producer until `predicate` (a Python function of the list
-// of components, returning a truth value) accepts an example.
+// Calls the input producer and yields its example if `predicate` (a Python
+// function of the list of components, returning a truth value) accepts it;
+// a skipped step otherwise.
 ProducerHandle NewFilterProducer(const ProducerHandle& input, nb::handle predicate) {
   return PythonFilteredProducer(input, predicate,
                                 [](Element e, const PyObjectRef& ref) -> Result<std::optional<Element>> {
@@ -366,7 +427,7 @@ ProducerHandle NewFilterProducer(const ProducerHandle& input, nb::handle predica
 // batch (components with a leading dimension), asks `predicate` (a Python
 // function of the batch's list of components) for one truth value per row,
 // as TF's vector keep_input, and yields the kept rows: the batch itself
-// when all are kept, the next batch when none are.
+// when all are kept, a skipped step when none are.
 ProducerHandle NewMaskRowsProducer(const ProducerHandle& input, nb::handle predicate) {
   return PythonFilteredProducer(input, predicate,
                                 [](Element e, const PyObjectRef& ref) -> Result<std::optional<Element>> {

@@ -108,7 +108,12 @@ Element FilterRows(Element batch, const KeepInput& keep) {
 std::function<Status()> EnqueueOp(std::shared_ptr<queue::Queue> q, std::shared_ptr<const Producer> producer,
                                   std::shared_ptr<const KeepInput> keep, bool many) {
   return [q = std::move(q), producer = std::move(producer), keep = std::move(keep), many]() -> Status {
-    SLUICE_ASSIGN_OR_RETURN(Element example, (*producer)());
+    Result<Element> produced = (*producer)();
+    if (!produced.ok()) {
+      if (IsSkippedStep(produced.status())) return Status();  // a rejected example: nothing this step
+      return produced.status();
+    }
+    Element example = std::move(*produced);
     if (keep != nullptr) {
       if (many && !keep->is_constant()) {
         example = FilterRows(std::move(example), *keep);

@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <numeric>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "input_test_util.h"
@@ -290,6 +292,43 @@ TEST(MaybeBatchTest, EnqueueManyFiltersPerExample) {
   h.Start();
   EXPECT_EQ(DrainBatches(*b), (std::vector<std::vector<int64_t>>{{4, 5, 6}}));
   EXPECT_TRUE(IsOk(h.Stop()));
+}
+
+// A filtering producer's rejection (the Python bindings' filters): a status
+// with the "sluice.train.skipped_step" payload is a step that enqueues
+// nothing, after which the thread checks for a stop before its next call.
+Status SkippedStep() { return Status(Code::kAborted, "rejected").WithPayload("sluice.train.skipped_step", ""); }
+
+TEST(MaybeBatchTest, SkippedStepEnqueuesNothingAndTheThreadGoesOn) {
+  Harness h;
+  auto next = std::make_shared<std::atomic<int64_t>>(0);
+  Producer p = [next]() -> Result<Element> {
+    const int64_t i = next->fetch_add(1);
+    if (i >= 10) return errors::OutOfRange("done");
+    if (i % 2 == 1) return SkippedStep();
+    return Int64Element(i);
+  };
+  Result<BatchQueue> b = Batch(p, Int64Batch(h, 5));
+  ASSERT_TRUE(b.ok());
+  h.Start();
+  EXPECT_EQ(DrainBatches(*b), (std::vector<std::vector<int64_t>>{{0, 2, 4, 6, 8}}));
+  EXPECT_TRUE(IsOk(h.Stop()));
+}
+
+TEST(MaybeBatchTest, ProducerThatOnlySkipsStillStopsOnRequest) {
+  Harness h;
+  auto calls = std::make_shared<std::atomic<int64_t>>(0);
+  Producer p = [calls]() -> Result<Element> {
+    calls->fetch_add(1);
+    return SkippedStep();
+  };
+  Result<BatchQueue> b = Batch(p, Int64Batch(h, 2));
+  ASSERT_TRUE(b.ok());
+  h.Start();
+  while (calls->load() < 100) std::this_thread::yield();
+  EXPECT_TRUE(IsOk(h.Stop()));  // no error reaches the coordinator
+  EXPECT_TRUE(h.AllThreadsFinished());
+  EXPECT_EQ(b->queue()->stats().enqueued, 0);
 }
 
 TEST(MaybeShuffleBatchJoinTest, FiltersAndDrainsEverything) {

@@ -35,6 +35,20 @@ namespace sluice::train {
 // Returns the next element, or OutOfRange when the input is exhausted.
 using Producer = std::function<Result<Element>()>;
 
+// A filtering producer's answer when the example of this call was rejected
+// (a keep_input that said no): not an error, a step with nothing to yield.
+// The batchers' runner threads count it as one step that enqueued nothing,
+// as TF runs a no-op enqueue for keep_input=false, and check their stop
+// conditions before the next call; so a filter that rejects everything
+// never holds up a Coordinator stop. Code kAborted with the payload
+// kSkippedStepPayload (a caller that does not know it sees an error).
+inline constexpr char kSkippedStepPayload[] = "sluice.train.skipped_step";
+inline Status SkippedStep() {
+  return Status(Code::kAborted, "the example was rejected by keep_input (a skipped step)")
+      .WithPayload(kSkippedStepPayload, "");
+}
+inline bool IsSkippedStep(const Status& s) { return !s.ok() && s.GetPayload(kSkippedStepPayload).has_value(); }
+
 // tf.train.limit_epochs: a producer that yields `value` exactly `num_epochs`
 // times, then fails with OutOfRange "Reached limit of <num_epochs>" (TF's
 // count_up_to) on every later call. nullopt: unlimited (TF returns the
