@@ -294,10 +294,9 @@ TEST(MaybeBatchTest, EnqueueManyFiltersPerExample) {
   EXPECT_TRUE(IsOk(h.Stop()));
 }
 
-// A filtering producer's rejection (the Python bindings' filters): a status
-// with the "sluice.train.skipped_step" payload is a step that enqueues
-// nothing, after which the thread checks for a stop before its next call.
-Status SkippedStep() { return Status(Code::kAborted, "rejected").WithPayload("sluice.train.skipped_step", ""); }
+// A filtering producer's rejection (SkippedStep(), producer.h) is a step
+// that enqueues nothing, after which the thread checks for a stop before
+// its next call.
 
 TEST(MaybeBatchTest, SkippedStepEnqueuesNothingAndTheThreadGoesOn) {
   Harness h;
