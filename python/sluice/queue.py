@@ -21,6 +21,13 @@ one-component queue). A wrong number of components raises
 InvalidArgumentError ("Wrong number of components in tuple"), where
 TensorFlow's Python layer would silently drop extra values.
 
+Conversion follows TensorFlow's: numpy arrays and scalars are cast to the
+component's dtype (``astype``: 1.5 becomes 1 in an int32 queue, 300
+becomes 44 in an int8 one); Python values must be of a fitting kind (a
+bool or int for an integer dtype, any real number for a float one). Unlike
+TensorFlow, a Python int outside the dtype's range is a TypeError rather
+than silently wrapped.
+
 Errors TensorFlow raises while building its graph (bad arguments, values of
 the wrong type or static shape) are raised here as ValueError/TypeError at
 the call; errors of running operations are :mod:`sluice.errors` exceptions.
@@ -30,6 +37,7 @@ back at the front of the queue.
 
 import builtins
 import operator
+import warnings
 
 import numpy as np
 
@@ -139,7 +147,11 @@ def _get_seed(op_seed):
 
 # ---- value conversion ----------------------------------------------------------
 
-_ALLOWED_SOURCE_KINDS = {"b": "b", "i": "iu", "u": "iu", "f": "iuf", "c": "iufc"}
+# Python values (scalars, lists) of these numpy kinds convert to a dtype of
+# the key's kind, as TensorFlow's type check allows them (a bool is an int,
+# an int a real number). numpy arrays and scalars are cast whatever their
+# kind, as TensorFlow's make_tensor_proto does (ndarray.astype).
+_ALLOWED_SOURCE_KINDS = {"b": "b", "i": "biu", "u": "biu", "f": "biuf", "c": "biufc"}
 
 
 def _cannot_convert(value, dtype, why=""):
@@ -200,6 +212,7 @@ def _to_numeric_component(value, dtype):
                 return np.asarray(value, dtype=target)
             except OverflowError:
                 raise _cannot_convert(value, dtype, ": value out of range") from None
+    from_numpy = isinstance(value, (np.ndarray, np.generic))
     try:
         src = value if isinstance(value, np.ndarray) else np.asarray(value)
     except OverflowError:
@@ -210,7 +223,16 @@ def _to_numeric_component(value, dtype):
         src = src.astype(np.float32)
     kind = src.dtype.kind
     target_kind = "f" if dtype is _dtypes.bfloat16 else dtype._storage.kind
-    if kind not in _ALLOWED_SOURCE_KINDS[target_kind]:
+    if from_numpy and kind in "biufc":
+        # TensorFlow casts numpy values (make_tensor_proto: astype), with C's
+        # conversions: 1.5 -> 1 into an integer type, 300 -> 44 into int8.
+        if dtype is _dtypes.bfloat16:
+            return _float_to_bfloat16_bits(src.astype(np.float32))
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", getattr(np, "exceptions", np).ComplexWarning)
+            return np.asarray(src.astype(dtype._storage), order="C")
+    if kind not in _ALLOWED_SOURCE_KINDS[target_kind] and src.size:
+        # (An empty list is float64 to numpy, and fits any dtype, as in TF.)
         raise _cannot_convert(value, dtype)
     if dtype is _dtypes.bfloat16:
         return _float_to_bfloat16_bits(src.astype(np.float32))
@@ -374,12 +396,12 @@ class QueueBase:
         if the shapes were not declared or n < 0.
         """
         del name
-        return self._ops.dequeue_many(operator.index(n), timeout)
+        return self._ops.dequeue_many(_batch_size(n), timeout)
 
     def dequeue_up_to(self, n, name=None, timeout=None):
         """As dequeue_many, but once the queue is closed returns the 1..n-1 elements left."""
         del name
-        return self._ops.dequeue_up_to(operator.index(n), timeout)
+        return self._ops.dequeue_up_to(_batch_size(n), timeout)
 
     def close(self, cancel_pending_enqueues=False, name=None, timeout=None):
         """Closes the queue: later enqueues fail, dequeues drain what is left.
@@ -418,7 +440,18 @@ def _core_shapes(shapes):
 
 def _capacity(capacity):
     capacity = operator.index(capacity)
-    return -1 if capacity < 0 or capacity > _INT32_MAX else capacity
+    if capacity > _INT32_MAX:  # TF: the int32 attribute's range check
+        raise errors.InvalidArgumentError(
+            None, None, "Attr capacity has value %d out of range for an int32" % capacity)
+    return -1 if capacity < 0 else capacity
+
+
+def _batch_size(n):
+    """dequeue_many/dequeue_up_to's n, an int32 in TensorFlow."""
+    n = operator.index(n)
+    if not -_INT32_MAX - 1 <= n <= _INT32_MAX:
+        raise errors.InvalidArgumentError(None, None, "n = %d is out of range for an int32" % n)
+    return n
 
 
 class FIFOQueue(QueueBase):

@@ -195,8 +195,6 @@ def test_enqueue_type_errors():
         q.enqueue("a string")
     with pytest.raises(TypeError, match="out of range"):
         q.enqueue(2**40)
-    with pytest.raises(TypeError):
-        q.enqueue(True)
     qs = FIFOQueue(10, sluice.string)
     with pytest.raises(TypeError):
         qs.enqueue(1)
@@ -207,6 +205,43 @@ def test_enqueue_type_errors():
         qf.enqueue(1 + 2j)
     qf.enqueue(3)  # an int is a fine float
     assert float(qf.dequeue()) == 3.0
+
+
+def test_numpy_values_are_cast_as_tensorflow_casts_them():
+    # TF's make_tensor_proto casts numpy values with astype (checked against
+    # TF 2.21's eager tf.queue): no kind check, C conversions.
+    q = FIFOQueue(10, sluice.int32)
+    q.enqueue(np.array(1.5))
+    q.enqueue(np.float64(2.0))
+    q.enqueue(np.array(True))
+    assert [int(q.dequeue()) for _ in range(3)] == [1, 2, 1]
+    q8 = FIFOQueue(10, sluice.int8, shapes=[(2,)])
+    q8.enqueue(np.array([300, -1]))
+    assert q8.dequeue().tolist() == [44, -1]
+    qf = FIFOQueue(10, sluice.float32)
+    qf.enqueue(np.complex64(1 + 2j))  # the imaginary part is dropped
+    assert float(qf.dequeue()) == 1.0
+
+
+def test_python_bool_is_an_int_and_an_empty_list_fits_any_dtype():
+    q = FIFOQueue(10, sluice.int32, shapes=[()])
+    q.enqueue(True)
+    assert int(q.dequeue()) == 1
+    q.enqueue_many([[]])  # TF: nothing enqueued, no error
+    assert q.size() == 0
+    qv = FIFOQueue(10, sluice.int64, shapes=[(0,)])
+    qv.enqueue([[]])
+    assert qv.dequeue().shape == (0,)
+
+
+def test_sizes_beyond_int32_are_invalid_argument():
+    with pytest.raises(errors.InvalidArgumentError, match="out of range for an int32"):
+        FIFOQueue(2**40, sluice.int32)
+    q = FIFOQueue(10, sluice.int32, shapes=[()])
+    with pytest.raises(errors.InvalidArgumentError, match="out of range for an int32"):
+        q.dequeue_many(2**31)
+    with pytest.raises(errors.InvalidArgumentError, match="out of range for an int32"):
+        q.dequeue_up_to(2**31)
 
 
 def test_enqueue_shape_errors():
@@ -707,7 +742,7 @@ def test_fast_path_fallbacks_give_the_same_values():
 def test_fast_path_wrong_values_raise_as_before():
     q = FIFOQueue(10, sluice.int32, shapes=[2])
     with pytest.raises(TypeError, match="Cannot convert .* to a tensor of dtype int32"):
-        q.enqueue(np.array([1.5, 2.5], np.float32))
+        q.enqueue(np.array([b"x", b"y"]))
     with pytest.raises(ValueError, match=r"Shapes \(3,\) and \(2,\) are incompatible"):
         q.enqueue(np.array([1, 2, 3], np.int32))
     with pytest.raises(errors.InvalidArgumentError, match="Wrong number of components in tuple. Expected 1, got 2"):
