@@ -472,7 +472,19 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
     _check_cancel_op(cancel_op)
     if isinstance(string_tensor, (bytes, str)):
         raise ValueError("string_tensor must be a list of strings, not a single string")
-    strings = [s.encode() if isinstance(s, str) else bytes(s) for s in np.asarray(string_tensor, dtype=object).ravel()]
+    values = np.asarray(string_tensor, dtype=object)
+    if values.ndim != 1:  # TF: the string_tensor must be a vector
+        raise ValueError("Shapes %s and () are not compatible: string_tensor must be 1-D"
+                         % (tuple(values.shape),) if values.ndim > 1 else
+                         "string_tensor must be 1-D, got a scalar")
+    strings = []
+    for s in values:
+        if isinstance(s, str):
+            strings.append(s.encode())
+        elif isinstance(s, (bytes, np.bytes_)):
+            strings.append(bytes(s))
+        else:
+            raise TypeError("Expected string, but got %r of type '%s'." % (s, type(s).__name__))
     args = _producer_args(num_epochs, shuffle, seed, capacity, shared_name, name)
     core = _build(_core.string_input_producer, strings, *args, _cancel_producer(cancel_op))
     return _wrap_queue(core)
@@ -540,8 +552,9 @@ class BatchQueue:
     """The output of a batcher: ``dequeue()`` returns the next batch.
 
     A batch has the example's structure (a single array, a list, or a dict
-    with sorted keys, as TensorFlow's batch returns), every component with a
-    leading batch dimension; numpy arrays viewing the engine's buffers
+    with sorted keys, as TensorFlow's batch returns; as there, the batch of
+    a one-tensor list is a bare array), every component with a leading
+    batch dimension; numpy arrays viewing the engine's buffers
     (object arrays of bytes for strings). Thread-safe.
     """
 
@@ -556,7 +569,12 @@ class BatchQueue:
         Coordinator stop has closed the queue and it is drained),
         DeadlineExceededError after `timeout` seconds.
         """
-        return self._structure.pack(self._core.dequeue(timeout))
+        components = self._core.dequeue(timeout)
+        if self._structure.kind == "list" and self._structure.size == 1:
+            # TF's batch of a one-tensor list is that tensor, not a list
+            # (its dequeue_many of one component; input.py's b/28117485).
+            return components[0]
+        return self._structure.pack(components)
 
     __call__ = dequeue
 
@@ -619,6 +637,26 @@ def _python_producer(fn, structure, dtypes, shapes, enqueue_many, keep):
     return _core.python_producer(call, [d.as_datatype_enum for d in dtypes], [_core_shape(s) for s in shapes])
 
 
+def _keep_input(keep_input, enqueue_many):
+    """(callable or None, constant truth value) for a batcher's `keep_input`.
+
+    As TF's _validate_keep_input: a bool (or 0-d value) is constant; a
+    vector is a per-row mask of every enqueue_many batch (ValueError without
+    enqueue_many); a callable is called with each example (or batch).
+    """
+    if callable(keep_input):
+        return keep_input, True
+    mask = np.asarray(keep_input)
+    if mask.ndim == 0:
+        return None, bool(mask)
+    if mask.ndim > 1:
+        raise ValueError("`keep_input` must be 0 or 1 dimensions.")
+    if not enqueue_many:
+        raise ValueError("`keep_input` cannot be a vector when `enqueue_many=False`.")
+    mask = mask.astype(bool)
+    return (lambda batch: mask), True
+
+
 def _batcher(kind, fn_name, producers, join, keep_input, batch_size, num_threads, capacity, enqueue_many,
              shapes, dtypes, dynamic_pad, allow_smaller_final_batch, shared_name, name, min_after_dequeue=0,
              seed=None):
@@ -628,8 +666,7 @@ def _batcher(kind, fn_name, producers, join, keep_input, batch_size, num_threads
             raise ValueError("Expected at least one set of tensors")
     else:
         producers = [producers]
-    keep = keep_input if callable(keep_input) else None
-    constant_keep = True if keep is not None else bool(keep_input)
+    keep, constant_keep = _keep_input(keep_input, enqueue_many)
     natives = [p for p in producers if isinstance(p, NativeProducer)]
     if natives and len(natives) != len(producers):
         raise TypeError("%s: the producers must be all native or all Python callables" % fn_name)
@@ -637,8 +674,8 @@ def _batcher(kind, fn_name, producers, join, keep_input, batch_size, num_threads
         structure = natives[0]._structure
         flat_dtypes = natives[0].dtypes
         for p in natives[1:]:
-            if p.dtypes != flat_dtypes:
-                raise ValueError("%s: the producers yield different dtypes: %s and %s"
+            if p.dtypes != flat_dtypes:  # TF: "Expected types to be consistent"
+                raise TypeError("%s: the producers yield different dtypes: %s and %s"
                                  % (fn_name, [d.name for d in flat_dtypes], [d.name for d in p.dtypes]))
         if dtypes is not None and [_dtypes.as_dtype(d) for d in structure.flatten_template(dtypes, "dtypes")] \
                 != flat_dtypes:
@@ -717,9 +754,12 @@ def maybe_batch(tensors, keep_input, batch_size, num_threads=1, capacity=32, enq
                 dynamic_pad=False, allow_smaller_final_batch=False, shared_name=None, name=None, *, dtypes=None):
     """``batch`` of the examples that `keep_input` accepts (``tf.train.maybe_batch``).
 
-    `keep_input`: a bool, or a callable of one example returning a bool
-    (with enqueue_many, of the batch returning one bool per example, as TF's
-    vector keep_input). The callable runs on the runner threads with the GIL.
+    `keep_input`: a bool; with enqueue_many, a vector of bools (a mask
+    applied to every batch the producer yields); or a callable of one
+    example returning a bool (with enqueue_many, of the batch returning one
+    bool per example, as TF's vector keep_input). The callable runs on the
+    runner threads with the GIL. ValueError for a vector without
+    enqueue_many or a keep_input of rank 2 or more, as in TF.
     """
     return _batcher("batch", "maybe_batch", tensors, False, keep_input, batch_size, num_threads, capacity,
                     enqueue_many, shapes, dtypes, dynamic_pad, allow_smaller_final_batch, shared_name, name)

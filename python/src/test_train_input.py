@@ -6,6 +6,7 @@ around every test.
 """
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -219,7 +220,7 @@ def test_batch_enqueue_many_and_allow_smaller_final_batch():
     bq = train.batch(many, batch_size=4, enqueue_many=True, allow_smaller_final_batch=True,
                      dtypes=[dtypes.int64], shapes=[[]])
     coord, threads = _start()
-    batches = [b[0].tolist() for b in bq]
+    batches = [b.tolist() for b in bq]  # a one-tensor list's batch is that tensor's, as in TF
     _stop(coord, threads)
     assert batches == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
 
@@ -242,7 +243,7 @@ def test_dynamic_pad_pads_each_batch_to_its_longest_example():
 
     bq = train.batch(example, batch_size=2, dynamic_pad=True, dtypes=[dtypes.int32], shapes=[[None]])
     coord, threads = _start()
-    batches = [b[0].tolist() for b in bq]
+    batches = [b.tolist() for b in bq]  # a one-tensor list's batch is that tensor's, as in TF
     _stop(coord, threads)
     assert batches == [[[1, 0], [1, 2]], [[1, 2, 3, 0], [1, 2, 3, 4]]]
 
@@ -423,3 +424,89 @@ def test_queue_monitor_keeps_a_series_per_queue():
     assert q.name in monitor.report()
     with pytest.raises(ValueError):
         train.QueueMonitor(interval_secs=0)
+
+
+# ---- found by a differential review against TF 2.21's tf.compat.v1.train -------------
+
+@pytest.mark.timeout(60)
+def test_batch_of_a_one_tensor_list_is_a_bare_array_as_in_tensorflow():
+    p = train.slice_input_producer([np.arange(7, dtype=np.int32)], num_epochs=1, shuffle=False)
+    b = train.batch(p, 3, allow_smaller_final_batch=True)
+    coord = train.Coordinator()
+    threads = train.start_queue_runners(coord=coord)
+    first = b.dequeue()
+    assert isinstance(first, np.ndarray) and first.tolist() == [0, 1, 2]
+    coord.request_stop()
+    coord.join(threads)
+
+
+@pytest.mark.timeout(60)
+def test_constant_vector_keep_input_is_a_mask_of_every_batch():
+    rows = iter(range(3))
+
+    def producer():
+        i = next(rows, None)
+        if i is None:
+            raise errors.OutOfRangeError(None, None, "done")
+        return [np.arange(10 * i, 10 * i + 4, dtype=np.int32)]
+
+    b = train.maybe_batch(producer, [True, False, True, False], 2, enqueue_many=True,
+                          allow_smaller_final_batch=True, dtypes=[np.int32], shapes=[[]])
+    coord = train.Coordinator()
+    threads = train.start_queue_runners(coord=coord)
+    got = []
+    while True:
+        try:
+            got.extend(b.dequeue().tolist())
+        except errors.OutOfRangeError:
+            break
+    coord.request_stop()
+    coord.join(threads)
+    assert sorted(got) == [0, 2, 10, 12, 20, 22]
+
+
+def test_vector_keep_input_needs_enqueue_many_and_rank_one():
+    with pytest.raises(ValueError, match="cannot be a vector when `enqueue_many=False`"):
+        train.maybe_batch(lambda: [np.int32(1)], [True, False], 2, dtypes=[np.int32], shapes=[[]])
+    with pytest.raises(ValueError, match="must be 0 or 1 dimensions"):
+        train.maybe_batch(lambda: [np.int32(1)], [[True, False]], 2, enqueue_many=True, dtypes=[np.int32],
+                          shapes=[[]])
+
+
+def test_string_input_producer_takes_only_strings_in_a_vector():
+    with pytest.raises(TypeError, match="Expected string"):
+        train.string_input_producer([1, 2], num_epochs=1, shuffle=False)
+    with pytest.raises(ValueError, match="not compatible"):
+        train.string_input_producer([["a", "b"], ["c", "d"]], num_epochs=1, shuffle=False)
+
+
+def _shuffled_order(seed):
+    values = iter(range(20))
+
+    def producer():
+        v = next(values, None)
+        if v is None:
+            raise errors.OutOfRangeError(None, None, "done")
+        return np.int32(v)
+
+    b = train.shuffle_batch(producer, 4, capacity=32, min_after_dequeue=1, seed=seed, dtypes=np.int32, shapes=[],
+                            allow_smaller_final_batch=True)
+    coord = train.Coordinator()
+    threads = train.start_queue_runners(coord=coord)
+    while b.queue.size() < 20:  # all in before the first dequeue: the order depends on the seed alone
+        time.sleep(0.001)
+    coord.request_stop()
+    coord.join(threads)
+    order = []
+    while True:
+        try:
+            order.extend(b.dequeue().tolist())
+        except errors.OutOfRangeError:
+            return order
+
+
+@pytest.mark.timeout(60)
+def test_shuffle_batch_seed_is_reduced_modulo_int32_max_as_in_tensorflow():
+    assert sorted(_shuffled_order(7)) == list(range(20))
+    assert _shuffled_order(2**31 - 1 + 7) == _shuffled_order(7)
+    assert _shuffled_order(-5) == _shuffled_order(2**31 - 1 - 5)

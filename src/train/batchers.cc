@@ -59,8 +59,13 @@ Result<std::shared_ptr<queue::Queue>> MakeQueue(const Flavor& f, const BatchOpti
     qo.shared_name = o.shared_name;
     qo.min_after_dequeue = shuffle->min_after_dequeue;
     if (shuffle->seed.has_value()) {
+      // TF's random_seed.get_seed: the op seed modulo 2^31 - 1 (Python's %,
+      // so never negative), beside the default graph seed.
+      constexpr int64_t kMaxInt32 = 2147483647;
+      int64_t seed2 = *shuffle->seed % kMaxInt32;
+      if (seed2 < 0) seed2 += kMaxInt32;
       qo.seed = kDefaultGraphSeed;
-      qo.seed2 = *shuffle->seed;
+      qo.seed2 = seed2;
     }
     return queue::NewRandomShuffleQueue(std::move(qo));
   }
