@@ -102,7 +102,9 @@ struct ShuffleBatchOptions : BatchOptions {
   int32_t min_after_dequeue = 0;
   // Seed of the queue's shuffle; nullopt: non-deterministic. With one
   // runner thread and a deterministic producer, the same seed gives the same
-  // batches.
+  // batches, and TF's for TF's seed: as TF's get_seed, the queue gets the
+  // default graph seed and this one modulo 2^31 - 1 (so seed and
+  // seed + 2^31 - 1 shuffle alike).
   std::optional<int64_t> seed;
 };
 
