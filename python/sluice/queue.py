@@ -245,6 +245,9 @@ def _to_numeric_component(value, dtype):
 
 
 def _to_component(value, dtype):
+    if value is None:  # TF's message, and its type: ValueError
+        raise ValueError("Attempt to convert a value (None) with an unsupported type (<class 'NoneType'>) "
+                         "to a Tensor.")
     if dtype is _dtypes.string:
         return _to_string_component(value, dtype)
     return _to_numeric_component(value, dtype)

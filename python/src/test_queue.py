@@ -234,6 +234,14 @@ def test_python_bool_is_an_int_and_an_empty_list_fits_any_dtype():
     assert qv.dequeue().shape == (0,)
 
 
+def test_none_is_a_value_error_as_in_tensorflow():
+    for dtype in (sluice.int32, sluice.string):
+        q = FIFOQueue(10, dtype)
+        with pytest.raises(ValueError, match=r"Attempt to convert a value \(None\)"):
+            q.enqueue(None)
+        assert q.size() == 0
+
+
 def test_sizes_beyond_int32_are_invalid_argument():
     with pytest.raises(errors.InvalidArgumentError, match="out of range for an int32"):
         FIFOQueue(2**40, sluice.int32)
