@@ -453,14 +453,7 @@ ProducerHandle NewMaskRowsProducer(const ProducerHandle& input, nb::handle predi
     if (kept.empty()) return std::optional<Element>();
     if (static_cast<int64_t>(kept.size()) == rows) return std::optional<Element>(std::move(e));
     Element rows_out;
-    for (const Tensor& component : e) {
-      std::vector<Tensor> parts;
-      parts.reserve(kept.size());
-      for (int64_t r : kept) parts.push_back(component.Slice(r));
-      Result<Tensor> stacked = Tensor::Stack(parts, component.dtype(), component.shape().WithoutFirstDim());
-      if (!stacked.ok()) return stacked.status();
-      rows_out.push_back(std::move(*stacked));
-    }
+    for (const Tensor& component : e) rows_out.push_back(component.Gather(kept));
     return std::optional<Element>(std::move(rows_out));
   });
 }

@@ -158,6 +158,16 @@ Result<Tensor> Tensor::Stack(std::span<const Tensor> parts, DType dtype, const T
   return out;
 }
 
+Tensor Tensor::Gather(std::span<const int64_t> rows) const {
+  assert(rank() >= 1);
+  std::vector<Tensor> parts;
+  parts.reserve(rows.size());
+  for (int64_t r : rows) parts.push_back(Slice(r));
+  Result<Tensor> stacked = Stack(parts, dtype_, shape_.WithoutFirstDim());
+  assert(stacked.ok());  // rows of one tensor always stack
+  return std::move(stacked).value();
+}
+
 Result<Tensor> Tensor::Concat(std::span<const Tensor> parts) {
   if (parts.empty()) return errors::InvalidArgument("Concat needs at least one tensor");
   const Tensor& first = parts[0];

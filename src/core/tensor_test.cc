@@ -290,6 +290,19 @@ TEST(TensorTest, SliceKeepsTheBufferAliveAfterTheBatchGoes) {
   EXPECT_TRUE(row.buffer()->RefCountIsOne());
 }
 
+TEST(TensorTest, GatherCopiesTheRowsInTheOrderAsked) {
+  Tensor batch = Iota({5, 2});
+  Tensor picked = batch.Gather(std::vector<int64_t>{4, 1, 1});
+  EXPECT_FALSE(picked.SharesBufferWith(batch));
+  EXPECT_EQ(picked.shape(), TensorShape({3, 2}));
+  EXPECT_EQ(Values(picked), (std::vector<int32_t>{8, 9, 2, 3, 2, 3}));
+  EXPECT_EQ(batch.Gather(std::vector<int64_t>{}).shape(), TensorShape({0, 2}));
+  Tensor strings = Tensor::FromStrings({"a", "bb", "ccc"});
+  Tensor two = strings.Gather(std::vector<int64_t>{2, 0});
+  EXPECT_EQ(two.data<std::string>()[0], "ccc");
+  EXPECT_EQ(two.data<std::string>()[1], "a");
+}
+
 TEST(TensorTest, SliceOfARangeSharesTheBuffer) {
   Tensor batch = Iota({5, 2});
   Tensor mid = batch.Slice(1, 4);

@@ -1,6 +1,5 @@
 #include "sluice/train/batchers.h"
 
-#include <cassert>
 #include <utility>
 
 #include "train/name_scope.h"
@@ -98,14 +97,7 @@ Element FilterRows(Element batch, const KeepInput& keep) {
   }
   if (static_cast<int64_t>(kept.size()) == n) return batch;
   Element out;
-  for (const Tensor& t : batch) {
-    std::vector<Tensor> parts;
-    parts.reserve(kept.size());
-    for (int64_t i : kept) parts.push_back(t.Slice(i));
-    Result<Tensor> stacked = Tensor::Stack(parts, t.dtype(), t.shape().WithoutFirstDim());
-    assert(stacked.ok());  // slices of one tensor always stack
-    out.push_back(std::move(*stacked));
-  }
+  for (const Tensor& t : batch) out.push_back(t.Gather(kept));
   return out;
 }
 

@@ -175,6 +175,10 @@ class Tensor {
   // Joins along the first dimension. InvalidArgument if dtypes differ or the
   // shapes differ beyond the first dimension.
   static Result<Tensor> Concat(std::span<const Tensor> parts);
+  // Rows `rows` along the first dimension, in that order, copied into a new
+  // tensor (tf.gather on axis 0). REQUIRES: rank() >= 1 and every row index
+  // in [0, shape().dim(0)).
+  Tensor Gather(std::span<const int64_t> rows) const;
 
   // Copies this tensor's values into `dst`, which must have the same dtype
   // and number of elements (strings are copied, not shared).
