@@ -473,10 +473,10 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
     if isinstance(string_tensor, (bytes, str)):
         raise ValueError("string_tensor must be a list of strings, not a single string")
     values = np.asarray(string_tensor, dtype=object)
-    if values.ndim != 1:  # TF: the string_tensor must be a vector
-        raise ValueError("Shapes %s and () are not compatible: string_tensor must be 1-D"
-                         % (tuple(values.shape),) if values.ndim > 1 else
-                         "string_tensor must be 1-D, got a scalar")
+    if values.ndim == 0:
+        raise ValueError("string_tensor must be 1-D, got a scalar")
+    if values.ndim > 1:  # TF's message for a matrix
+        raise ValueError("Shapes %s and () are not compatible: string_tensor must be 1-D" % (values.shape,))
     strings = []
     for s in values:
         if isinstance(s, str):
