@@ -86,6 +86,16 @@ FIFOQueue::FastResult FIFOQueue::TryDequeueFast(Element* out) {
   return FromRing(ring_->TryPop(out));
 }
 
+FIFOQueue::FastResult FIFOQueue::TryEnqueueManyFast(const Element& batch, int64_t rows) {
+  if (!ring_ || rows != RowRing::kBatchRows) return FastResult::kBusy;
+  return FromRing(ring_->TryPushBatch(batch));
+}
+
+FIFOQueue::FastResult FIFOQueue::TryDequeueManyFast(int64_t n, Element* out) {
+  if (!ring_ || n > RowRing::kBatchRows) return FastResult::kBusy;
+  return FromRing(ring_->TryPopRows(n, out));
+}
+
 void FIFOQueue::FastCountsLocked(int64_t* enqueued, int64_t* dequeued) const {
   if (!ring_) return;
   *enqueued = ring_->fast_pushed();
@@ -161,6 +171,17 @@ void FIFOQueue::NextStageLocked() {
 // An enqueue_many batch is stored as one chunk sharing the batch's buffers,
 // not as one element per row.
 void FIFOQueue::PushRowsLocked(const Element& batch, int64_t begin, int64_t count) {
+  if (ring_ && chunks_.empty() && count == RowRing::kBatchRows) {
+    // Into the ring by reference when it is at a slot boundary (room: the
+    // caller admitted count elements), so that the ring can thaw again.
+    if (begin == 0 && batch[0].shape().dim(0) == count) {
+      if (ring_->PushBatch(batch)) return;
+    } else {
+      Element rows;
+      for (const Tensor& component : batch) rows.push_back(component.Slice(begin, begin + count));
+      if (ring_->PushBatch(rows)) return;
+    }
+  }
   SealTailLocked();
   chunks_.push_back(Chunk{batch, begin, begin + count, true, false});
   stored_ += count;

@@ -14,6 +14,10 @@
 //   without the lock while nobody waits, the queue is open and nothing is
 //   stored outside the ring (row_ring.h). The lock holder freezes the ring
 //   (BeginLocked) and thaws it when the queue is idle again (EndLocked).
+//   An enqueue_many of exactly RowRing::kBatchRows elements that starts a
+//   slot of the ring goes into it by reference (fast path, or under the
+//   lock while nothing is stored behind the ring), and a dequeue_many whose
+//   rows lie in one slot comes out of it without the lock.
 // - Otherwise (unbounded or very large queues), a single enqueue copies the
 //   element under mu_ into the next row of a staging batch, and
 //   consecutive singles extend the tail chunk over that batch.
@@ -77,6 +81,8 @@ class FIFOQueue : public QueueBase {
   int64_t StoredLocked() const override REQUIRES(mu_) { return stored_ + (ring_ ? ring_->Size() : 0); }
   FastResult TryEnqueueFast(const Element& element) override;
   FastResult TryDequeueFast(Element* out) override;
+  FastResult TryEnqueueManyFast(const Element& batch, int64_t rows) override;
+  FastResult TryDequeueManyFast(int64_t n, Element* out) override;
   void BeginLocked() override REQUIRES(mu_) {
     if (ring_) ring_->Freeze();
   }

@@ -3,6 +3,8 @@
 // they meet the locked path: waiting calls are served in arrival order and
 // never overtaken, close stops the ring for good, rows are reused only when
 // nothing refers to them, and under threads nothing is lost or duplicated.
+// Whole batches of kBatchRows elements go in by reference and leave whole;
+// a batch the caller handed over is never written to.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,6 +34,9 @@ std::shared_ptr<FIFOQueue> NewQueue(int32_t capacity, std::vector<DType> dtypes,
 
 // int64 scalars: 8 bytes per element.
 std::shared_ptr<FIFOQueue> IdQueue(int32_t capacity) { return NewQueue(capacity, {DType::kInt64}, {ScalarShape()}); }
+
+// One enqueue_many of ids [begin, end).
+void EnqueueBatch(Queue& q, int64_t begin, int64_t end) { ASSERT_OK(q.EnqueueMany(Element{Vec<int64_t>(Iota(begin, end))}, Safe())); }
 
 void EnqueueIds(Queue& q, int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; ++i) ASSERT_OK(q.Enqueue(Element{I64(i)}, Safe()));
@@ -126,6 +131,125 @@ TEST(FIFOQueueRingTest, ComponentsOfAnElementStayTogether) {
     EXPECT_EQ(Values<int32_t>(e[0]), (std::vector<int32_t>{i, i + 1, i + 2}));
     EXPECT_EQ(Values<float>(e[1]), (std::vector<float>{i * 0.5f, -i * 1.0f}));
   }
+}
+
+// --- Whole batches --------------------------------------------------------
+
+TEST(FIFOQueueRingTest, SlotSizedBatchGoesInByReferenceAndLeavesWholeWithoutTheLock) {
+  auto q = IdQueue(4 * kRows);
+  Element batch{Vec<int64_t>(Iota(0, kRows))};
+  ASSERT_OK(q->EnqueueMany(batch, Safe()));
+  EXPECT_FALSE(q->ring_frozen());
+  EXPECT_EQ(q->size(), kRows);
+  ASSERT_OK_AND_ASSIGN(Element out, q->DequeueMany(kRows, Safe()));
+  EXPECT_EQ(out[0].raw_data(), batch[0].raw_data());  // the caller's tensor itself: no copy
+  EXPECT_EQ(Values<int64_t>(out[0]), Iota(0, kRows));
+  EXPECT_FALSE(q->ring_frozen());
+  const QueueStats s = q->stats();
+  EXPECT_EQ(s.enqueued, kRows);
+  EXPECT_EQ(s.dequeued, kRows);
+}
+
+TEST(FIFOQueueRingTest, RowsOfAWholeBatchLeaveOneByOneOrAsSlices) {
+  auto q = IdQueue(4 * kRows);
+  Element batch{Vec<int64_t>(Iota(0, kRows))};
+  ASSERT_OK(q->EnqueueMany(batch, Safe()));
+  EXPECT_EQ(DequeueId(*q), 0);
+  ASSERT_OK_AND_ASSIGN(Element some, q->DequeueMany(10, Safe()));
+  EXPECT_EQ(Values<int64_t>(some[0]), Iota(1, 11));
+  EXPECT_TRUE(some[0].SharesBufferWith(batch[0]));
+  ASSERT_OK_AND_ASSIGN(Element rest, q->DequeueUpTo(kRows - 11, Safe()));
+  EXPECT_EQ(Values<int64_t>(rest[0]), Iota(11, kRows));
+  EXPECT_FALSE(q->ring_frozen());
+}
+
+TEST(FIFOQueueRingTest, SinglesAfterABatchAreCopiedIntoNewBuffersNeverIntoTheCallers) {
+  // The adopted batch belongs to its caller: once it is drained, the ring's
+  // later laps write into buffers of their own.
+  auto q = IdQueue(kRows);  // two slots
+  Element batch{Vec<int64_t>(Iota(0, kRows))};
+  ASSERT_OK(q->EnqueueMany(batch, Safe()));
+  ASSERT_OK(q->DequeueMany(kRows, Safe()));
+  for (int lap = 1; lap <= 4; ++lap) {
+    EnqueueIds(*q, lap * 1000, lap * 1000 + kRows);
+    ASSERT_OK_AND_ASSIGN(Element out, q->DequeueMany(kRows, Safe()));
+    EXPECT_EQ(Values<int64_t>(out[0]), Iota(lap * 1000, lap * 1000 + kRows));
+    EXPECT_FALSE(out[0].SharesBufferWith(batch[0]));
+  }
+  EXPECT_EQ(Values<int64_t>(batch[0]), Iota(0, kRows));
+}
+
+TEST(FIFOQueueRingTest, BatchThatDoesNotStartASlotQueuesBehindTheSinglesInOrder) {
+  auto q = IdQueue(4 * kRows);
+  EnqueueIds(*q, 0, 1);
+  EnqueueBatch(*q, 1, 1 + kRows);  // tail at row 1: stored behind the ring
+  EnqueueIds(*q, 1 + kRows, 3 + kRows);
+  ASSERT_OK_AND_ASSIGN(Element out, q->DequeueMany(3 + kRows, Safe()));
+  EXPECT_EQ(Values<int64_t>(out[0]), Iota(0, 3 + kRows));
+  EXPECT_FALSE(q->ring_frozen());
+  // Idle again: the next slot-sized batch, at a slot boundary once the ring
+  // has moved on to one (it holds only the first single so far), goes in
+  // whole.
+  EnqueueIds(*q, 0, kRows - 1);
+  ASSERT_OK(q->DequeueMany(kRows - 1, Safe()));
+  EnqueueBatch(*q, 500, 500 + kRows);
+  EXPECT_FALSE(q->ring_frozen());
+  ASSERT_OK_AND_ASSIGN(Element whole, q->DequeueMany(kRows, Safe()));
+  EXPECT_EQ(Values<int64_t>(whole[0]), Iota(500, 500 + kRows));
+}
+
+TEST(FIFOQueueRingTest, DequeueManyAcrossTwoSlotsTakesTheLockAndKeepsOrder) {
+  auto q = IdQueue(4 * kRows);
+  EnqueueIds(*q, 0, 2 * kRows);
+  ASSERT_OK(q->DequeueMany(kRows / 2, Safe()));
+  ASSERT_OK_AND_ASSIGN(Element across, q->DequeueMany(kRows, Safe()));
+  EXPECT_EQ(Values<int64_t>(across[0]), Iota(kRows / 2, kRows / 2 + kRows));
+  EXPECT_FALSE(q->ring_frozen());
+}
+
+TEST(FIFOQueueRingTest, BlockedSlotSizedBatchIsAdmittedIntoTheRingAndTheRingThaws) {
+  auto q = IdQueue(2 * kRows);
+  EnqueueBatch(*q, 0, kRows);
+  EnqueueBatch(*q, kRows, 2 * kRows);
+  BlockedProbe blocked;
+  Element third{Vec<int64_t>(Iota(2 * kRows, 3 * kRows))};
+  auto enqueue = Async([&] { return q->EnqueueMany(third, blocked.Options()); });
+  ASSERT_TRUE(blocked.WaitBlocked());
+  EXPECT_TRUE(q->ring_frozen());
+  ASSERT_OK_AND_ASSIGN(Element first, q->DequeueMany(kRows, Safe()));
+  ASSERT_TRUE(Finishes(enqueue));
+  EXPECT_OK(enqueue.get());
+  EXPECT_EQ(Values<int64_t>(first[0]), Iota(0, kRows));
+  // Admitted into the ring, not behind it: nothing keeps the ring frozen.
+  EXPECT_FALSE(q->ring_frozen());
+  ASSERT_OK_AND_ASSIGN(Element rest, q->DequeueMany(2 * kRows, Safe()));
+  EXPECT_EQ(Values<int64_t>(rest[0]), Iota(kRows, 3 * kRows));
+  ASSERT_OK(q->EnqueueMany(Element{Vec<int64_t>(Iota(0, kRows))}, Safe()));
+  ASSERT_OK_AND_ASSIGN(Element again, q->DequeueMany(kRows, Safe()));
+  EXPECT_EQ(Values<int64_t>(again[0]), Iota(0, kRows));
+}
+
+TEST(FIFOQueueRingTest, LargerBatchAdmittedInPartsKeepsItsOrder) {
+  // Capacity kRows: the first kRows rows of the batch are admitted (into
+  // the ring, as a slice of it), the rest once a dequeue makes room.
+  auto q = IdQueue(kRows);
+  auto enqueue = Async([&] { return q->EnqueueMany(Element{Vec<int64_t>(Iota(0, kRows + 10))}, Safe()); });
+  ASSERT_OK_AND_ASSIGN(Element first, q->DequeueMany(kRows, Safe()));
+  EXPECT_EQ(Values<int64_t>(first[0]), Iota(0, kRows));
+  ASSERT_OK_AND_ASSIGN(Element rest, q->DequeueMany(10, Safe()));
+  EXPECT_EQ(Values<int64_t>(rest[0]), Iota(kRows, kRows + 10));
+  ASSERT_TRUE(Finishes(enqueue));
+  EXPECT_OK(enqueue.get());
+}
+
+TEST(FIFOQueueRingTest, SlotSizedBatchWaitsForRoomAndClosedQueueRefusesIt) {
+  auto q = IdQueue(kRows + 3);
+  EnqueueIds(*q, 0, 4);
+  EXPECT_TRUE(StatusIs(q->EnqueueMany(Element{Vec<int64_t>(Iota(0, kRows))},
+                                      WaitOptions::Timeout(std::chrono::milliseconds(5))),
+                       Code::kDeadlineExceeded));
+  ASSERT_OK(q->Close(false, Safe()));
+  EXPECT_TRUE(StatusIs(q->EnqueueMany(Element{Vec<int64_t>(Iota(0, kRows))}, Safe()), Code::kCancelled));
 }
 
 // --- Meeting the locked path -------------------------------------------------
@@ -341,6 +465,80 @@ TEST(FIFOQueueRingTest, OneProducerOneConsumerThroughATinyRing) { RunTraffic(1, 
 TEST(FIFOQueueRingTest, ManyProducersManyConsumersThroughATinyRing) { RunTraffic(4, 3, 5, false); }
 TEST(FIFOQueueRingTest, ManyProducersManyConsumersThroughALargerRing) { RunTraffic(3, 3, 200, false); }
 TEST(FIFOQueueRingTest, CloseDuringTrafficLosesNothing) { RunTraffic(4, 3, 7, true); }
+
+// P producers push ids through a ring of a few slots, each alternating
+// slot-sized enqueue_many batches with runs of singles (so that batches
+// start a slot, or not, by chance); C consumers take dequeue_many of a slot,
+// of part of one, and single dequeues. Every id comes out once, and each
+// consumer sees each producer's ids ascending.
+void RunBatchTraffic(int producers, int consumers, int32_t capacity) {
+  constexpr int64_t kPer = 64 * kRows;
+  auto q = IdQueue(capacity);
+  std::vector<std::thread> producer_threads, consumer_threads;
+  for (int p = 0; p < producers; ++p) {
+    producer_threads.emplace_back([&, p] {
+      int64_t i = 0;
+      for (int round = 0; i < kPer; ++round) {
+        if (round % 3 != 2 && kPer - i >= kRows) {
+          EnqueueBatch(*q, p * kPer + i, p * kPer + i + kRows);
+          i += kRows;
+        } else {
+          const int64_t run = std::min<int64_t>(round % 7 + 1, kPer - i);
+          EnqueueIds(*q, p * kPer + i, p * kPer + i + run);
+          i += run;
+        }
+      }
+    });
+  }
+  std::vector<std::vector<int64_t>> seen(consumers);
+  for (int c = 0; c < consumers; ++c) {
+    consumer_threads.emplace_back([&, c] {
+      std::vector<int64_t> last(producers, -1);
+      for (int round = 0;; ++round) {
+        std::vector<int64_t> ids;
+        if (round % 3 == 0) {
+          Result<Element> b = q->DequeueUpTo(kRows, Safe());
+          if (!b.ok()) {
+            EXPECT_EQ(b.status().code(), Code::kOutOfRange) << b.status();
+            break;
+          }
+          ids = Values<int64_t>((*b)[0]);
+        } else if (round % 3 == 1) {
+          Result<Element> b = q->DequeueUpTo(5, Safe());
+          if (!b.ok()) {
+            EXPECT_EQ(b.status().code(), Code::kOutOfRange) << b.status();
+            break;
+          }
+          ids = Values<int64_t>((*b)[0]);
+        } else {
+          Result<Element> e = q->Dequeue(Safe());
+          if (!e.ok()) {
+            EXPECT_EQ(e.status().code(), Code::kOutOfRange) << e.status();
+            break;
+          }
+          ids.push_back(ScalarOf<int64_t>((*e)[0]));
+        }
+        for (int64_t id : ids) {
+          const int p = static_cast<int>(id / kPer);
+          EXPECT_GT(id, last[p]);
+          last[p] = id;
+          seen[c].push_back(id);
+        }
+      }
+    });
+  }
+  for (auto& t : producer_threads) t.join();
+  EXPECT_OK(q->Close(false, Safe()));
+  for (auto& t : consumer_threads) t.join();
+  std::vector<int64_t> all;
+  for (const auto& v : seen) all.insert(all.end(), v.begin(), v.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, Iota(0, producers * kPer));  // nothing lost, nothing duplicated
+  EXPECT_EQ(q->size(), 0);
+}
+
+TEST(FIFOQueueRingTest, WholeBatchesAndSinglesOneProducerOneConsumer) { RunBatchTraffic(1, 1, kRows); }
+TEST(FIFOQueueRingTest, WholeBatchesAndSinglesManyProducersManyConsumers) { RunBatchTraffic(3, 3, 3 * kRows); }
 
 TEST(FIFOQueueRingTest, KeptViewsSurviveManyLapsUnderThreads) {
   // Consumers keep every 10th element they dequeue; those rows' batches must

@@ -40,6 +40,25 @@ constexpr auto kSpinTime = std::chrono::microseconds(30);
 // before taking the lock: when both sides are busy, the other side usually
 // makes room (or an element) within a few hundred nanoseconds.
 constexpr int kFastSpins = 128;
+// Then yields and retries this many times: when threads outnumber CPUs, the
+// thread that would make room (or an element) is often not running, and a
+// yield lets it run without the lock and the attempt machinery. Measured
+// (queue_benchmark, 64 B many64, M/s): 2x2 60 -> 112, 4x4 60 -> 82 with 4
+// yields; 16 gave the same; single ops unchanged.
+constexpr int kFastYields = 4;
+
+// Between two lock-free retries: pause, then yield; false once both are used up.
+inline bool FastBackoff(int spin) {
+  if (spin < kFastSpins) {
+    CpuRelax();
+    return true;
+  }
+  if (spin < kFastSpins + kFastYields) {
+    std::this_thread::yield();
+    return true;
+  }
+  return false;
+}
 
 // Sleeps while *word == expected, up to `timeout` (nullptr: no limit). May
 // return spuriously.
@@ -289,14 +308,13 @@ Status QueueBase::EnqueueImpl(Element&& element, bool many, const WaitOptions& w
   if (wait.cancellation && wait.cancellation->IsCancelled()) {
     return errors::Cancelled("Enqueue operation was cancelled");
   }
+  // Lock-free path first; a full queue may drain within a few spins.
+  for (int spin = 0;; ++spin) {
+    const FastResult r = many ? TryEnqueueManyFast(element, rows) : TryEnqueueFast(element);
+    if (r == FastResult::kDone) return Status();
+    if (r == FastResult::kBusy || !FastBackoff(spin)) break;
+  }
   if (!many) {
-    // Lock-free path first; a full queue may drain within a few spins.
-    for (int spin = 0;; ++spin) {
-      const FastResult r = TryEnqueueFast(element);
-      if (r == FastResult::kDone) return Status();
-      if (r == FastResult::kBusy || spin == kFastSpins) break;
-      CpuRelax();
-    }
     // Fast path: nobody waits ahead and there is room. Same outcome as the
     // attempt machinery, without building an attempt.
     // `element` (moved from, or copied by a coalescing FIFOQueue) is
@@ -333,8 +351,7 @@ Result<Element> QueueBase::Dequeue(const WaitOptions& wait) {
     for (int spin = 0;; ++spin) {
       const FastResult r = TryDequeueFast(&out);
       if (r == FastResult::kDone) return Result<Element>(std::move(out));
-      if (r == FastResult::kBusy || spin == kFastSpins) break;
-      CpuRelax();
+      if (r == FastResult::kBusy || !FastBackoff(spin)) break;
     }
   }
   {
@@ -375,6 +392,14 @@ Result<Element> QueueBase::DequeueImpl(int64_t n, bool up_to, const WaitOptions&
   if (n == 0) return EmptyBatch();
   if (wait.cancellation && wait.cancellation->IsCancelled()) {
     return errors::Cancelled("Dequeue operation was cancelled");
+  }
+  {
+    Element out;
+    for (int spin = 0;; ++spin) {
+      const FastResult r = TryDequeueManyFast(n, &out);
+      if (r == FastResult::kDone) return Result<Element>(std::move(out));
+      if (r == FastResult::kBusy || !FastBackoff(spin)) break;
+    }
   }
   {
     // Fast path: nobody waits ahead and n elements may be taken now (what the

@@ -15,9 +15,9 @@
 // attempt. A woken owner never takes the lock again; batch assembly (stacking
 // or padding) runs on the owner's thread, outside the lock.
 //
-// A subclass may add a lock-free path for single enqueues and dequeues
-// (FIFOQueue's RowRing): TryEnqueueFast / TryDequeueFast run before the lock
-// is taken; every section that holds mu_ to touch storage or the lines calls
+// A subclass may add a lock-free path for enqueues and dequeues (FIFOQueue's
+// RowRing): TryEnqueueFast / TryDequeueFast and their ...ManyFast forms run
+// before the lock is taken; every section that holds mu_ to touch storage or the lines calls
 // BeginLocked first (the subclass stops its fast path there) and
 // EndLocked(idle) last (idle: no attempt waits and the queue is open, so the
 // subclass may restart it). A lock-free call thus never overtakes a waiting
@@ -80,6 +80,11 @@ class QueueBase : public Queue {
   virtual FastResult TryEnqueueFast(const Element& element) { return FastResult::kBusy; }
   // On kDone, *out is the dequeued element.
   virtual FastResult TryDequeueFast(Element* out) { return FastResult::kBusy; }
+  // The same for a validated enqueue_many batch of `rows` > 0 elements, and
+  // for a dequeue_many / dequeue_up_to of n > 0 that n elements can serve
+  // (*out: the batch, as AssembleBatch would give it).
+  virtual FastResult TryEnqueueManyFast(const Element& batch, int64_t rows) { return FastResult::kBusy; }
+  virtual FastResult TryDequeueManyFast(int64_t n, Element* out) { return FastResult::kBusy; }
   // Run first and last in every section that holds mu_ for storage or the
   // lines (see the file comment).
   virtual void BeginLocked() REQUIRES(mu_) {}

@@ -79,6 +79,79 @@ RowRing::Fast RowRing::TryPop(Element* out) {
   return Fast::kDone;
 }
 
+RowRing::Fast RowRing::TryPushBatch(const Element& batch) {
+  constexpr auto kRows = static_cast<uint64_t>(kBatchRows);
+  if (capacity_ < kBatchRows) return Fast::kBusy;
+  uint64_t t = tail_.load(std::memory_order_relaxed);
+  while (true) {
+    if (t & kFrozen) return Fast::kBusy;
+    if (t % kRows != 0) return Fast::kBusy;
+    uint64_t h = head_seen_.load(std::memory_order_relaxed);
+    if (static_cast<int64_t>(t + kRows - h) > capacity_) {
+      h = head_.load(std::memory_order_acquire) & ~kFrozen;
+      head_seen_.store(h, std::memory_order_relaxed);
+      if (static_cast<int64_t>(t + kRows - h) > capacity_) return Fast::kFull;
+    }
+    if (tail_.compare_exchange_weak(t, t + kRows, std::memory_order_acq_rel, std::memory_order_relaxed)) break;
+  }
+  WriteBatch(t, batch);
+  return Fast::kDone;
+}
+
+RowRing::Fast RowRing::TryPopRows(int64_t n, Element* out) {
+  const auto count = static_cast<uint64_t>(n);
+  uint64_t h = head_.load(std::memory_order_relaxed);
+  while (true) {
+    if (h & kFrozen) return Fast::kBusy;
+    if ((h & mask_) % kBatchRows + count > static_cast<uint64_t>(kBatchRows)) return Fast::kBusy;
+    // The last row first: when it is published, the others usually are.
+    bool stale = false, missing = false;
+    for (uint64_t i = count; i-- > 0;) {
+      const uint64_t p = h + i;
+      const auto ahead = static_cast<int64_t>(seq_[p & mask_].load(std::memory_order_acquire) - (p + 1));
+      if (ahead < 0) {
+        missing = true;  // not pushed, or claimed and not yet published
+        break;
+      }
+      if (ahead > 0) {
+        stale = true;  // another pop took it: h is stale
+        break;
+      }
+    }
+    if (stale) {
+      h = head_.load(std::memory_order_relaxed);
+      continue;
+    }
+    if (missing) return Fast::kEmpty;
+    if (head_.compare_exchange_weak(h, h + count, std::memory_order_acq_rel, std::memory_order_relaxed)) break;
+  }
+  const uint64_t index = h & mask_;
+  Batch& b = batches_[index / kBatchRows];
+  const auto row = static_cast<int64_t>(index % kBatchRows);
+  if (n == kBatchRows) {
+    *out = b.data;  // shares the buffers: they stay valid after the release below
+  } else {
+    out->clear();
+    for (const Tensor& component : b.data) out->push_back(component.Slice(row, row + n));
+  }
+  Release(b, count);
+  return Fast::kDone;
+}
+
+void RowRing::WriteBatch(uint64_t p, const Element& batch) noexcept {
+  const uint64_t index = p & mask_;
+  const uint64_t lap = p >> lap_shift_;
+  Batch& b = batches_[index / kBatchRows];
+  // As PrepareBatch, with the caller's tensors as the lap's buffers.
+  SpinUntil([&] { return b.drained.load(std::memory_order_acquire) == lap; });
+  b.data = batch;
+  b.adopted = true;
+  b.lap.store(lap, std::memory_order_release);
+  for (uint64_t i = 0; i < static_cast<uint64_t>(kBatchRows); ++i) {
+    seq_[index + i].store(p + i + 1, std::memory_order_release);
+  }
+}
+
 void RowRing::WriteRow(uint64_t p, const Element& element) noexcept {
   const uint64_t index = p & mask_;
   const uint64_t lap = p >> lap_shift_;
@@ -113,7 +186,9 @@ void RowRing::Release(Batch& b, uint64_t n) noexcept {
   if (released % kBatchRows != 0) return;
   Element buffers = std::move(b.data);
   b.data.clear();
+  const bool adopted = b.adopted;  // read before the next lap may rewrite it
   b.drained.store(released / kBatchRows, std::memory_order_release);
+  if (adopted) return;  // the caller's: dropped here, or kept alive by its views
   MutexLock lock(&pool_mu_);
   if (pool_.size() < kPoolSize) pool_.push_back(std::move(buffers));
   // else dropped here: its views, if any, keep it alive
@@ -124,6 +199,7 @@ void RowRing::PrepareBatch(Batch& b, uint64_t lap) noexcept {
   // kBatchRows); wait until the last of them has given the buffers back.
   SpinUntil([&] { return b.drained.load(std::memory_order_acquire) == lap; });
   b.data = TakeBuffers();
+  b.adopted = false;
   b.lap.store(lap, std::memory_order_release);
 }
 
@@ -201,6 +277,15 @@ void RowRing::Push(const Element& element) {
   tail_.store((t + 1) | kFrozen, std::memory_order_release);
   WriteRow(t, element);
   ++locked_pushed_;
+}
+
+bool RowRing::PushBatch(const Element& batch) {
+  const uint64_t t = tail_.load(std::memory_order_relaxed) & ~kFrozen;
+  if (t % static_cast<uint64_t>(kBatchRows) != 0) return false;
+  tail_.store((t + static_cast<uint64_t>(kBatchRows)) | kFrozen, std::memory_order_release);
+  WriteBatch(t, batch);
+  locked_pushed_ += kBatchRows;
+  return true;
 }
 
 Element RowRing::Pop() {

@@ -19,6 +19,18 @@
 // sequence word). TryPop claims the head position once its row is
 // published, takes the view and counts the row released in its slot.
 //
+// Whole batches (TryPushBatch, TryPopRows): an enqueue_many of exactly
+// kBatchRows elements whose first position is row 0 of a slot claims all of
+// the slot's rows with one compare-and-swap and installs the batch's own
+// tensors as the slot's buffers for that lap (no copy: "adopted"); a
+// dequeue_many of n rows that lie in one slot claims them with one
+// compare-and-swap and takes them as one slice (the slot's buffers
+// themselves when n == kBatchRows). A batch pushed whole therefore leaves
+// whole, and singles pushed one by one leave as a slice, without the lock
+// (bench/run.sh queue, many64: the mutex hand-off was the cost). Adopted
+// buffers belong to the caller and never go to the pool: nothing writes
+// into them.
+//
 // Buffers: the pop that releases the last row of a slot's lap gives the
 // slot's buffers back to a small pool (LIFO); the push that claims row 0 of
 // the slot's next lap waits for that (all of the previous lap's rows were
@@ -89,6 +101,13 @@ class RowRing {
   Fast TryPush(const Element& element);
   // On kDone, *out is the oldest element (a view of its row).
   Fast TryPop(Element* out);
+  // Stores `batch` (kBatchRows rows per component, validated by the
+  // caller) by reference. kBusy also when the tail is not at row 0 of a
+  // slot or capacity < kBatchRows: the caller takes the queue's lock.
+  Fast TryPushBatch(const Element& batch);
+  // On kDone, *out holds the n (1..kBatchRows) oldest elements, one slice
+  // per component. kBusy also when they would span two slots.
+  Fast TryPopRows(int64_t n, Element* out);
 
   // --- One thread at a time (the queue's lock holder). ---
   // Stops the fast path; idempotent.
@@ -102,6 +121,10 @@ class RowRing {
   int64_t Size() const;
   // REQUIRES: frozen() and Size() < capacity.
   void Push(const Element& element);
+  // Stores `batch` (kBatchRows rows) by reference when the tail is at row 0
+  // of a slot; else returns false and stores nothing. REQUIRES: frozen()
+  // and Size() + kBatchRows <= capacity.
+  bool PushBatch(const Element& batch);
   // REQUIRES: frozen() and Size() > 0.
   Element Pop();
   // Takes up to `max_rows` (> 0) of the oldest elements that lie in one
@@ -123,6 +146,10 @@ class RowRing {
     // before the first.
     std::atomic<uint64_t> lap{kNoLap};
     Element data;  // [kBatchRows] + shape per component; empty between laps
+    // Whether `data` is a pushed batch (never pooled), not pool buffers.
+    // Written before the lap's rows are published, read by the last
+    // releaser of the lap.
+    bool adopted = false;
     // Consumers' line. Rows released over all laps (laps complete in order:
     // a lap's rows exist only once the previous lap is drained).
     alignas(64) std::atomic<uint64_t> released{0};
@@ -140,6 +167,9 @@ class RowRing {
   // hanging the queue.
   // Writes `element` at claimed position p and publishes it.
   void WriteRow(uint64_t p, const Element& element) noexcept;
+  // Installs `batch` as the buffers of claimed positions [p, p +
+  // kBatchRows) (p at row 0 of its slot) and publishes them.
+  void WriteBatch(uint64_t p, const Element& batch) noexcept;
   // The view of claimed, published position p; releases the row.
   Element ReadRow(uint64_t p) noexcept;
   // Counts n rows of b released; the last of a lap gives b's buffers back.
