@@ -6,8 +6,8 @@
 // (see peer_queues.h). Every queue is bounded to kCapacity elements.
 //
 // queue/<payload>/<mode>/<P>x<C>/<impl>
-//   P producer and C consumer threads, started inside the timed region of
-//   every iteration, move a fixed number of elements (kItems64 or kItems4K)
+//   P producer and C consumer threads, started before the timed region of
+//   every iteration and released together at its start, move a fixed number of elements (kItems64 or kItems4K)
 //   through one fresh queue; wall time (UseRealTime); items/s is elements
 //   moved per second; cpu_ns_per_item is the process's CPU time (all
 //   threads, user + system) per element, switches_per_item its context
@@ -303,18 +303,22 @@ void BM_Throughput(benchmark::State& state, int64_t items, int producers, int co
     std::vector<std::unique_ptr<typename A::ProducerState>> ps;
     for (int p = 0; p < producers; ++p) ps.push_back(std::make_unique<typename A::ProducerState>(*q, p));
     std::atomic<uint64_t> sum{0};
-    std::latch start(producers + consumers);
+    // The threads are started outside the timed region and released
+    // together inside it: creating 2-8 threads cost 10-25% of a fast
+    // iteration (many64), the same absolute time for every queue.
+    // They wait for the start by yielding, not in a futex: woken from one,
+    // they all landed on the waker's CPU (64 B single 1x1 ran at 2/3 speed).
+    std::latch ready(producers + consumers);
+    std::atomic<bool> go{false};
     std::vector<std::thread> threads;
     threads.reserve(producers + consumers);
-    const double cpu0 = ProcessCpuSeconds();
-    const int64_t switches0 = ProcessContextSwitches();
-    state.ResumeTiming();
 
     for (int p = 0; p < producers; ++p) {
       threads.emplace_back([&, p] {
         auto& st = *ps[p];
         const uint64_t first = static_cast<uint64_t>(p) * per_producer;
-        start.arrive_and_wait();
+        ready.count_down();
+        while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
         if (many) {
           for (int64_t i = 0; i < per_producer; i += kBatch) q->PushMany(st, first + i, kBatch);
         } else {
@@ -326,7 +330,8 @@ void BM_Throughput(benchmark::State& state, int64_t items, int producers, int co
       threads.emplace_back([&] {
         typename A::ConsumerState st(*q);
         uint64_t local = 0;
-        start.arrive_and_wait();
+        ready.count_down();
+        while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
         if (many) {
           for (int64_t i = 0; i < per_consumer; i += kBatch) local += q->PopMany(st, kBatch);
         } else {
@@ -335,6 +340,11 @@ void BM_Throughput(benchmark::State& state, int64_t items, int producers, int co
         sum.fetch_add(local, std::memory_order_relaxed);
       });
     }
+    ready.wait();
+    const double cpu0 = ProcessCpuSeconds();
+    const int64_t switches0 = ProcessContextSwitches();
+    state.ResumeTiming();
+    go.store(true, std::memory_order_release);
     for (auto& t : threads) t.join();
 
     state.PauseTiming();
