@@ -375,6 +375,45 @@ TEST(FIFOQueueRingTest, SizeAndStatsStayConsistentUnderLockFreeTraffic) {
 
 // --- Threads -----------------------------------------------------------------
 
+// One consumer call: a dequeue, a dequeue_many(n) or a dequeue_up_to(n).
+struct Take {
+  enum Kind { kOne, kMany, kUpTo } kind = kOne;
+  int64_t n = 1;
+};
+
+// Appends the ids one call of `take` returns; false once the queue is
+// closed and drained. A dequeue_many that finds fewer than n left when the
+// queue is closed returns true with no ids: they stay for the others.
+bool TakeIds(Queue& q, Take take, std::vector<int64_t>* ids) {
+  if (take.kind == Take::kOne) {
+    Result<Element> e = q.Dequeue(Safe());
+    if (!e.ok()) {
+      EXPECT_EQ(e.status().code(), Code::kOutOfRange) << e.status();
+      return false;
+    }
+    ids->push_back(ScalarOf<int64_t>((*e)[0]));
+    return true;
+  }
+  Result<Element> b = take.kind == Take::kMany ? q.DequeueMany(take.n, Safe()) : q.DequeueUpTo(take.n, Safe());
+  if (!b.ok()) {
+    EXPECT_EQ(b.status().code(), Code::kOutOfRange) << b.status();
+    return take.kind == Take::kMany;
+  }
+  *ids = Values<int64_t>((*b)[0]);
+  return true;
+}
+
+// Checks that each producer's ids (producer id / per) arrive ascending, and
+// keeps them in *seen.
+void RecordIds(const std::vector<int64_t>& ids, int64_t per, std::vector<int64_t>* last, std::vector<int64_t>* seen) {
+  for (int64_t id : ids) {
+    const auto p = static_cast<size_t>(id / per);
+    EXPECT_GT(id, (*last)[p]);
+    (*last)[p] = id;
+    seen->push_back(id);
+  }
+}
+
 // P producers push ids (p * kPer + i, ascending per producer) through a tiny
 // ring, so that it is full, empty, frozen and thawed all the time; C
 // consumers take them with dequeue, dequeue_many and dequeue_up_to until the
@@ -405,34 +444,9 @@ void RunTraffic(int producers, int consumers, int32_t capacity, bool close_midwa
       std::vector<int64_t> last(producers, -1);
       for (int round = 0;; ++round) {
         std::vector<int64_t> ids;
-        if (round % 4 == 2) {
-          Result<Element> b = q->DequeueMany(2, Safe());
-          if (!b.ok()) {  // closed with fewer than 2 left: they stay for the others
-            EXPECT_EQ(b.status().code(), Code::kOutOfRange) << b.status();
-            continue;
-          }
-          ids = Values<int64_t>((*b)[0]);
-        } else if (round % 4 == 3) {
-          Result<Element> b = q->DequeueUpTo(5, Safe());
-          if (!b.ok()) {
-            EXPECT_EQ(b.status().code(), Code::kOutOfRange) << b.status();
-            break;
-          }
-          ids = Values<int64_t>((*b)[0]);
-        } else {
-          Result<Element> e = q->Dequeue(Safe());
-          if (!e.ok()) {
-            EXPECT_EQ(e.status().code(), Code::kOutOfRange) << e.status();
-            break;
-          }
-          ids.push_back(ScalarOf<int64_t>((*e)[0]));
-        }
-        for (int64_t id : ids) {
-          const int p = static_cast<int>(id / kPer);
-          EXPECT_GT(id, last[p]);
-          last[p] = id;
-          seen[c].push_back(id);
-        }
+        const Take take = round % 4 == 2 ? Take{Take::kMany, 2} : round % 4 == 3 ? Take{Take::kUpTo, 5} : Take{};
+        if (!TakeIds(*q, take, &ids)) break;
+        RecordIds(ids, kPer, &last, &seen[c]);
         taken += static_cast<int64_t>(ids.size());
       }
     });
@@ -496,34 +510,9 @@ void RunBatchTraffic(int producers, int consumers, int32_t capacity) {
       std::vector<int64_t> last(producers, -1);
       for (int round = 0;; ++round) {
         std::vector<int64_t> ids;
-        if (round % 3 == 0) {
-          Result<Element> b = q->DequeueUpTo(kRows, Safe());
-          if (!b.ok()) {
-            EXPECT_EQ(b.status().code(), Code::kOutOfRange) << b.status();
-            break;
-          }
-          ids = Values<int64_t>((*b)[0]);
-        } else if (round % 3 == 1) {
-          Result<Element> b = q->DequeueUpTo(5, Safe());
-          if (!b.ok()) {
-            EXPECT_EQ(b.status().code(), Code::kOutOfRange) << b.status();
-            break;
-          }
-          ids = Values<int64_t>((*b)[0]);
-        } else {
-          Result<Element> e = q->Dequeue(Safe());
-          if (!e.ok()) {
-            EXPECT_EQ(e.status().code(), Code::kOutOfRange) << e.status();
-            break;
-          }
-          ids.push_back(ScalarOf<int64_t>((*e)[0]));
-        }
-        for (int64_t id : ids) {
-          const int p = static_cast<int>(id / kPer);
-          EXPECT_GT(id, last[p]);
-          last[p] = id;
-          seen[c].push_back(id);
-        }
+        const Take take = round % 3 == 0 ? Take{Take::kUpTo, kRows} : round % 3 == 1 ? Take{Take::kUpTo, 5} : Take{};
+        if (!TakeIds(*q, take, &ids)) break;
+        RecordIds(ids, kPer, &last, &seen[c]);
       }
     });
   }
