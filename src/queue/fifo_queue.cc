@@ -171,16 +171,14 @@ void FIFOQueue::NextStageLocked() {
 // An enqueue_many batch is stored as one chunk sharing the batch's buffers,
 // not as one element per row.
 void FIFOQueue::PushRowsLocked(const Element& batch, int64_t begin, int64_t count) {
-  if (ring_ && chunks_.empty() && count == RowRing::kBatchRows) {
-    // Into the ring by reference when it is at a slot boundary (room: the
-    // caller admitted count elements), so that the ring can thaw again.
-    if (begin == 0 && batch[0].shape().dim(0) == count) {
-      if (ring_->PushBatch(batch)) return;
-    } else {
-      Element rows;
-      for (const Tensor& component : batch) rows.push_back(component.Slice(begin, begin + count));
-      if (ring_->PushBatch(rows)) return;
-    }
+  // A whole slot-sized batch goes into the ring by reference when the ring
+  // is at a slot boundary (room: the caller admitted count elements), so
+  // that the ring can thaw again. Part of a larger batch is stored whole as
+  // a chunk instead: its parts then leave as one slice of it (AppendRows),
+  // where parts adopted into ring slots would have to be copied together.
+  if (ring_ && chunks_.empty() && begin == 0 && count == RowRing::kBatchRows &&
+      batch[0].shape().dim(0) == count && ring_->PushBatch(batch)) {
+    return;
   }
   SealTailLocked();
   chunks_.push_back(Chunk{batch, begin, begin + count, true, false});

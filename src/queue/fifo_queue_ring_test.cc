@@ -242,6 +242,21 @@ TEST(FIFOQueueRingTest, LargerBatchAdmittedInPartsKeepsItsOrder) {
   EXPECT_OK(enqueue.get());
 }
 
+TEST(FIFOQueueRingTest, LargerBatchAdmittedInSlotSizedPartsLeavesAsOneSliceOfIt) {
+  auto q = IdQueue(2 * kRows);
+  EnqueueBatch(*q, 0, kRows);
+  Element big{Vec<int64_t>(Iota(kRows, 3 * kRows))};
+  BlockedProbe blocked;
+  auto enqueue = Async([&] { return q->EnqueueMany(big, blocked.Options()); });
+  ASSERT_TRUE(blocked.WaitBlocked());  // its first kRows rows are admitted
+  ASSERT_OK(q->DequeueMany(kRows, Safe()));
+  ASSERT_TRUE(Finishes(enqueue));
+  EXPECT_OK(enqueue.get());
+  ASSERT_OK_AND_ASSIGN(Element rest, q->DequeueMany(2 * kRows, Safe()));
+  EXPECT_EQ(Values<int64_t>(rest[0]), Iota(kRows, 3 * kRows));
+  EXPECT_TRUE(rest[0].SharesBufferWith(big[0]));  // the two parts joined: no copy
+}
+
 TEST(FIFOQueueRingTest, SlotSizedBatchWaitsForRoomAndClosedQueueRefusesIt) {
   auto q = IdQueue(kRows + 3);
   EnqueueIds(*q, 0, 4);

@@ -125,7 +125,12 @@ RowRing::Fast RowRing::TryPopRows(int64_t n, Element* out) {
     if (missing) return Fast::kEmpty;
     if (head_.compare_exchange_weak(h, h + count, std::memory_order_acq_rel, std::memory_order_relaxed)) break;
   }
-  const uint64_t index = h & mask_;
+  ReadRows(h, n, out);
+  return Fast::kDone;
+}
+
+void RowRing::ReadRows(uint64_t p, int64_t n, Element* out) noexcept {
+  const uint64_t index = p & mask_;
   Batch& b = batches_[index / kBatchRows];
   const auto row = static_cast<int64_t>(index % kBatchRows);
   if (n == kBatchRows) {
@@ -134,8 +139,7 @@ RowRing::Fast RowRing::TryPopRows(int64_t n, Element* out) {
     out->clear();
     for (const Tensor& component : b.data) out->push_back(component.Slice(row, row + n));
   }
-  Release(b, count);
-  return Fast::kDone;
+  Release(b, static_cast<uint64_t>(n));
 }
 
 void RowRing::WriteBatch(uint64_t p, const Element& batch) noexcept {

@@ -50,9 +50,10 @@
 // blocked call waits, the queue is open and nothing is stored outside the
 // ring.
 //
-// Thread-safety: TryPush and TryPop are thread-safe; they take no lock but
-// the pool's, once per kBatchRows elements, and may spin briefly on a row
-// or slot another call has claimed and not yet finished (spinning, then
+// Thread-safety: TryPush, TryPop, TryPushBatch and TryPopRows are
+// thread-safe; they take no lock but the pool's (in the push that starts a
+// slot's lap with pool buffers, and in the pop that ends one), and may spin
+// briefly on a row or slot another call has claimed and not yet finished (spinning, then
 // yielding: under real-time scheduling policies, where a yield does not
 // let a preempted lower-priority claimer run, that wait is unbounded). The other methods
 // must be called by one thread at a time (the holder of the owning queue's
@@ -172,6 +173,9 @@ class RowRing {
   void WriteBatch(uint64_t p, const Element& batch) noexcept;
   // The view of claimed, published position p; releases the row.
   Element ReadRow(uint64_t p) noexcept;
+  // The n claimed, published rows from p (in one slot) as one slice per
+  // component, into *out; releases them.
+  void ReadRows(uint64_t p, int64_t n, Element* out) noexcept;
   // Counts n rows of b released; the last of a lap gives b's buffers back.
   void Release(Batch& b, uint64_t n) noexcept;
   // Installs buffers in b for `lap` (called by the claimer of its row 0).

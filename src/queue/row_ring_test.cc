@@ -1,0 +1,208 @@
+// RowRing on its own (row_ring.h), without a queue around it: every kind of
+// call at once from several threads, lock-free singles and whole batches
+// mixed with the frozen-mode calls a queue's lock holder makes. The queue
+// tests rarely reach the lock-free batch calls under contention (a blocked
+// call freezes the ring), so this drives them directly.
+#include "queue/row_ring.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "queue_test_util.h"
+
+namespace sluice::queue {
+namespace {
+
+using namespace ::sluice::queue::testing;  // NOLINT: test helpers
+
+constexpr int64_t kRows = RowRing::kBatchRows;
+
+// The ring plus the mutex its frozen-mode calls need (the queue's mu_).
+struct Harness {
+  explicit Harness(int64_t capacity) : capacity(capacity), ring(capacity, {DType::kInt64}, {TensorShape{}}) {}
+
+  // Runs `f` as the lock holder: frozen, then thawed (the queue would thaw
+  // only when idle; for the ring alone any thaw is allowed).
+  template <class F>
+  void Locked(F f) {
+    std::lock_guard<std::mutex> lock(mu);
+    ring.Freeze();
+    f();
+    ring.Thaw();
+  }
+
+  const int64_t capacity;
+  RowRing ring;
+  std::mutex mu;
+};
+
+// P producers each store ids [p * per, (p + 1) * per) in order, choosing at
+// random between a lock-free single, a lock-free slot-sized batch, and the
+// lock holder's Push / PushBatch; C consumers take them with lock-free
+// singles and runs of 1..64 rows, and the lock holder's Pop / TakeRows.
+// Every id comes out once, each consumer sees each producer's ids
+// ascending, and batches a producer handed over are never written to.
+void RunMixed(int producers, int consumers, int64_t capacity, unsigned seed) {
+  constexpr int64_t kPer = 20000;
+  Harness h(capacity);
+  const int64_t total = producers * kPer;
+  std::atomic<int64_t> taken{0};
+  std::atomic<int64_t> locked_in{0}, locked_out{0};  // elements moved by the lock holder's calls
+  std::atomic<int64_t> batches_in{0}, batches_out{0};  // lock-free whole batches, in and out
+  std::vector<std::vector<Element>> handed_over(producers);  // some adopted batches, kept to check later
+  std::vector<std::thread> threads;
+  for (int p = 0; p < producers; ++p) {
+    threads.emplace_back([&, p] {
+      std::mt19937 rng(seed * 31 + p);
+      int64_t next = p * kPer;
+      const int64_t end = next + kPer;
+      while (next < end) {
+        const unsigned pick = rng() % 16;
+        bool stored = false;
+        if (pick < 6 && end - next >= kRows) {
+          Element batch{Vec<int64_t>(Iota(next, next + kRows))};
+          if (rng() % 8 == 0) handed_over[p].push_back(batch);
+          const RowRing::Fast r = h.ring.TryPushBatch(batch);
+          if (r == RowRing::Fast::kDone) {
+            next += kRows;
+            stored = true;
+            ++batches_in;
+          }
+        } else if (pick < 14) {
+          if (h.ring.TryPush(Element{I64(next)}) == RowRing::Fast::kDone) {
+            ++next;
+            stored = true;
+          }
+        } else {
+          h.Locked([&] {
+            if (end - next >= kRows && pick == 15 && h.ring.Size() + kRows <= h.capacity) {
+              if (h.ring.PushBatch(Element{Vec<int64_t>(Iota(next, next + kRows))})) {
+                next += kRows;
+                locked_in += kRows;
+                stored = true;
+                return;
+              }
+            }
+            if (h.ring.Size() < h.capacity) {
+              h.ring.Push(Element{I64(next)});
+              ++next;
+              ++locked_in;
+              stored = true;
+            }
+          });
+        }
+        if (!stored) std::this_thread::yield();
+      }
+    });
+  }
+  std::vector<std::vector<int64_t>> seen(consumers);
+  for (int c = 0; c < consumers; ++c) {
+    threads.emplace_back([&, c] {
+      std::mt19937 rng(seed * 17 + 1000 + c);
+      std::vector<int64_t> last(producers, -1);
+      while (taken.load() < total) {
+        const unsigned pick = rng() % 16;
+        std::vector<int64_t> ids;
+        if (pick < 6) {
+          Element e;
+          if (h.ring.TryPop(&e) == RowRing::Fast::kDone) ids.push_back(ScalarOf<int64_t>(e[0]));
+        } else if (pick < 14) {
+          const int64_t n = pick < 10 ? kRows : 1 + static_cast<int64_t>(rng() % kRows);
+          Element rows;
+          if (h.ring.TryPopRows(n, &rows) == RowRing::Fast::kDone) {
+            EXPECT_EQ(rows[0].shape().dim(0), n);
+            ids = Values<int64_t>(rows[0]);
+            if (n == kRows) ++batches_out;
+          }
+        } else {
+          h.Locked([&] {
+            const int64_t size = h.ring.Size();
+            if (size == 0) return;
+            if (pick == 15) {
+              Element batch;
+              int64_t first = 0;
+              const int64_t k = h.ring.TakeRows(std::min<int64_t>(size, 1 + rng() % kRows), &batch, &first);
+              ids = Values<int64_t>(batch[0].Slice(first, first + k));
+            } else {
+              ids.push_back(ScalarOf<int64_t>(h.ring.Pop()[0]));
+            }
+            locked_out += static_cast<int64_t>(ids.size());
+          });
+        }
+        if (ids.empty()) {
+          std::this_thread::yield();
+          continue;
+        }
+        for (int64_t id : ids) {
+          const auto p = static_cast<size_t>(id / kPer);
+          ASSERT_LT(p, last.size()) << id;
+          EXPECT_GT(id, last[p]);
+          last[p] = id;
+          seen[c].push_back(id);
+        }
+        taken += static_cast<int64_t>(ids.size());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  // The lock-free batch calls did run (and meet the others).
+  EXPECT_GT(batches_in.load(), 0);
+  EXPECT_GT(batches_out.load(), 0);
+  std::vector<int64_t> all;
+  for (const auto& v : seen) all.insert(all.end(), v.begin(), v.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, Iota(0, total));  // nothing lost, nothing duplicated
+  for (const auto& batches : handed_over) {
+    for (const Element& b : batches) {
+      const std::vector<int64_t> values = Values<int64_t>(b[0]);
+      EXPECT_EQ(values, Iota(values.front(), values.front() + kRows));  // never written to
+    }
+  }
+  h.Locked([&] {
+    EXPECT_EQ(h.ring.Size(), 0);
+    // The counters QueueStats reads: what went through the lock-free calls.
+    EXPECT_EQ(h.ring.fast_pushed(), total - locked_in.load());
+    EXPECT_EQ(h.ring.fast_popped(), total - locked_out.load());
+  });
+}
+
+TEST(RowRingTest, EveryKindOfCallAtOnceOneSlotOfRoom) { RunMixed(2, 2, kRows, 1); }
+TEST(RowRingTest, EveryKindOfCallAtOnceRoomThatIsNotWholeSlots) { RunMixed(3, 2, 3 * kRows + 5, 2); }
+TEST(RowRingTest, EveryKindOfCallAtOnceManyThreads) { RunMixed(4, 4, 8 * kRows, 3); }
+
+TEST(RowRingTest, BatchOnlyStartsASlotAndNeedsRoomForAllItsRows) {
+  Harness h(2 * kRows);
+  Element batch{Vec<int64_t>(Iota(0, kRows))};
+  ASSERT_EQ(h.ring.TryPush(Element{I64(-1)}), RowRing::Fast::kDone);
+  EXPECT_EQ(h.ring.TryPushBatch(batch), RowRing::Fast::kBusy);  // tail at row 1
+  Element e;
+  ASSERT_EQ(h.ring.TryPop(&e), RowRing::Fast::kDone);
+  for (int64_t i = 1; i < kRows; ++i) ASSERT_EQ(h.ring.TryPush(Element{I64(i)}), RowRing::Fast::kDone);
+  ASSERT_EQ(h.ring.TryPushBatch(batch), RowRing::Fast::kDone);      // tail at a slot boundary
+  EXPECT_EQ(h.ring.TryPushBatch(batch), RowRing::Fast::kFull);      // 2 * kRows - 1 + kRows > capacity
+  EXPECT_EQ(h.ring.TryPopRows(kRows, &e), RowRing::Fast::kBusy);    // rows 1..64 span two slots
+  ASSERT_EQ(h.ring.TryPopRows(kRows - 1, &e), RowRing::Fast::kDone);
+  EXPECT_EQ(Values<int64_t>(e[0]), Iota(1, kRows));
+  ASSERT_EQ(h.ring.TryPopRows(kRows, &e), RowRing::Fast::kDone);
+  EXPECT_EQ(e[0].raw_data(), batch[0].raw_data());
+  EXPECT_EQ(h.ring.TryPopRows(1, &e), RowRing::Fast::kEmpty);
+  h.ring.Freeze();
+  EXPECT_EQ(h.ring.TryPushBatch(batch), RowRing::Fast::kBusy);
+  EXPECT_EQ(h.ring.TryPopRows(1, &e), RowRing::Fast::kBusy);
+  h.ring.Thaw();
+}
+
+TEST(RowRingTest, RingSmallerThanASlotTakesNoBatches) {
+  Harness h(10);
+  EXPECT_EQ(h.ring.TryPushBatch(Element{Vec<int64_t>(Iota(0, kRows))}), RowRing::Fast::kBusy);
+}
+
+}  // namespace
+}  // namespace sluice::queue
