@@ -53,11 +53,12 @@
 // Thread-safety: TryPush, TryPop, TryPushBatch and TryPopRows are
 // thread-safe; they take no lock but the pool's (in the push that starts a
 // slot's lap with pool buffers, and in the pop that ends one), and may spin
-// briefly on a row or slot another call has claimed and not yet finished (spinning, then
-// yielding: under real-time scheduling policies, where a yield does not
-// let a preempted lower-priority claimer run, that wait is unbounded). The other methods
-// must be called by one thread at a time (the holder of the owning queue's
-// mutex); all but Fits, Freeze and the counters REQUIRE frozen().
+// briefly on a row or slot another call has claimed and not yet finished
+// (spinning, then yielding: under real-time scheduling policies, where a
+// yield does not let a preempted lower-priority claimer run, that wait is
+// unbounded). The other methods must be called by one thread at a time (the
+// holder of the owning queue's mutex); all but Fits, Freeze and the
+// counters REQUIRE frozen().
 #ifndef SLUICE_QUEUE_ROW_RING_H_
 #define SLUICE_QUEUE_ROW_RING_H_
 
