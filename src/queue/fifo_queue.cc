@@ -86,7 +86,7 @@ FIFOQueue::FastResult FIFOQueue::TryDequeueFast(Element* out) {
   return FromRing(ring_->TryPop(out));
 }
 
-FIFOQueue::FastResult FIFOQueue::TryEnqueueManyFast(const Element& batch, int64_t rows) {
+FIFOQueue::FastResult FIFOQueue::TryEnqueueManyFast(Element& batch, int64_t rows) {
   if (!ring_ || rows != RowRing::kBatchRows) return FastResult::kBusy;
   return FromRing(ring_->TryPushBatch(batch));
 }

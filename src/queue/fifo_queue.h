@@ -81,7 +81,7 @@ class FIFOQueue : public QueueBase {
   int64_t StoredLocked() const override REQUIRES(mu_) { return stored_ + (ring_ ? ring_->Size() : 0); }
   FastResult TryEnqueueFast(const Element& element) override;
   FastResult TryDequeueFast(Element* out) override;
-  FastResult TryEnqueueManyFast(const Element& batch, int64_t rows) override;
+  FastResult TryEnqueueManyFast(Element& batch, int64_t rows) override;
   FastResult TryDequeueManyFast(int64_t n, Element* out) override;
   void BeginLocked() override REQUIRES(mu_) {
     if (ring_) ring_->Freeze();

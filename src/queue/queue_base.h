@@ -80,10 +80,11 @@ class QueueBase : public Queue {
   virtual FastResult TryEnqueueFast(const Element& element) { return FastResult::kBusy; }
   // On kDone, *out is the dequeued element.
   virtual FastResult TryDequeueFast(Element* out) { return FastResult::kBusy; }
-  // The same for a validated enqueue_many batch of `rows` > 0 elements, and
-  // for a dequeue_many / dequeue_up_to of n > 0 that n elements can serve
-  // (*out: the batch, as AssembleBatch would give it).
-  virtual FastResult TryEnqueueManyFast(const Element& batch, int64_t rows) { return FastResult::kBusy; }
+  // The same for a validated enqueue_many batch of `rows` > 0 elements (on
+  // kDone the batch may have been moved from), and for a dequeue_many /
+  // dequeue_up_to of n > 0 that n elements can serve (*out: the batch, as
+  // AssembleBatch would give it).
+  virtual FastResult TryEnqueueManyFast(Element& batch, int64_t rows) { return FastResult::kBusy; }
   virtual FastResult TryDequeueManyFast(int64_t n, Element* out) { return FastResult::kBusy; }
   // Run first and last in every section that holds mu_ for storage or the
   // lines (see the file comment).

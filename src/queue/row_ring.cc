@@ -79,7 +79,7 @@ RowRing::Fast RowRing::TryPop(Element* out) {
   return Fast::kDone;
 }
 
-RowRing::Fast RowRing::TryPushBatch(const Element& batch) {
+RowRing::Fast RowRing::TryPushBatch(Element& batch) {
   constexpr auto kRows = static_cast<uint64_t>(kBatchRows);
   if (capacity_ < kBatchRows) return Fast::kBusy;
   uint64_t t = tail_.load(std::memory_order_relaxed);
@@ -94,7 +94,7 @@ RowRing::Fast RowRing::TryPushBatch(const Element& batch) {
     }
     if (tail_.compare_exchange_weak(t, t + kRows, std::memory_order_acq_rel, std::memory_order_relaxed)) break;
   }
-  WriteBatch(t, batch);
+  WriteBatch(t, std::move(batch));
   return Fast::kDone;
 }
 
@@ -134,21 +134,30 @@ void RowRing::ReadRows(uint64_t p, int64_t n, Element* out) noexcept {
   Batch& b = batches_[index / kBatchRows];
   const auto row = static_cast<int64_t>(index % kBatchRows);
   if (n == kBatchRows) {
-    *out = b.data;  // shares the buffers: they stay valid after the release below
-  } else {
-    out->clear();
-    for (const Tensor& component : b.data) out->push_back(component.Slice(row, row + n));
+    // The whole lap, so this call alone releases it: the buffers move out
+    // (no reference-count traffic on them) and only pool buffers are shared
+    // with the pool.
+    const uint64_t released =
+        b.released.fetch_add(static_cast<uint64_t>(kBatchRows), std::memory_order_acq_rel) + kBatchRows;
+    *out = std::move(b.data);
+    b.data.clear();
+    const bool adopted = b.adopted;  // read before the next lap may rewrite it
+    b.drained.store(released / kBatchRows, std::memory_order_release);
+    if (!adopted) GiveBack(Element(*out));  // shared with the caller's batch
+    return;
   }
+  out->clear();
+  for (const Tensor& component : b.data) out->push_back(component.Slice(row, row + n));
   Release(b, static_cast<uint64_t>(n));
 }
 
-void RowRing::WriteBatch(uint64_t p, const Element& batch) noexcept {
+void RowRing::WriteBatch(uint64_t p, Element&& batch) noexcept {
   const uint64_t index = p & mask_;
   const uint64_t lap = p >> lap_shift_;
   Batch& b = batches_[index / kBatchRows];
   // As PrepareBatch, with the caller's tensors as the lap's buffers.
   SpinUntil([&] { return b.drained.load(std::memory_order_acquire) == lap; });
-  b.data = batch;
+  b.data = std::move(batch);
   b.adopted = true;
   b.lap.store(lap, std::memory_order_release);
   for (uint64_t i = 0; i < static_cast<uint64_t>(kBatchRows); ++i) {
@@ -193,6 +202,10 @@ void RowRing::Release(Batch& b, uint64_t n) noexcept {
   const bool adopted = b.adopted;  // read before the next lap may rewrite it
   b.drained.store(released / kBatchRows, std::memory_order_release);
   if (adopted) return;  // the caller's: dropped here, or kept alive by its views
+  GiveBack(std::move(buffers));
+}
+
+void RowRing::GiveBack(Element buffers) noexcept {
   MutexLock lock(&pool_mu_);
   if (pool_.size() < kPoolSize) pool_.push_back(std::move(buffers));
   // else dropped here: its views, if any, keep it alive
@@ -286,8 +299,9 @@ void RowRing::Push(const Element& element) {
 bool RowRing::PushBatch(const Element& batch) {
   const uint64_t t = tail_.load(std::memory_order_relaxed) & ~kFrozen;
   if (t % static_cast<uint64_t>(kBatchRows) != 0) return false;
+  Element shared = batch;  // before the claim: nothing may throw after it
   tail_.store((t + static_cast<uint64_t>(kBatchRows)) | kFrozen, std::memory_order_release);
-  WriteBatch(t, batch);
+  WriteBatch(t, std::move(shared));
   locked_pushed_ += kBatchRows;
   return true;
 }

@@ -104,9 +104,10 @@ class RowRing {
   // On kDone, *out is the oldest element (a view of its row).
   Fast TryPop(Element* out);
   // Stores `batch` (kBatchRows rows per component, validated by the
-  // caller) by reference. kBusy also when the tail is not at row 0 of a
+  // caller) by reference, moving from it on kDone (no reference-count
+  // traffic on its buffers). kBusy also when the tail is not at row 0 of a
   // slot or capacity < kBatchRows: the caller takes the queue's lock.
-  Fast TryPushBatch(const Element& batch);
+  Fast TryPushBatch(Element& batch);
   // On kDone, *out holds the n (1..kBatchRows) oldest elements, one slice
   // per component. kBusy also when they would span two slots.
   Fast TryPopRows(int64_t n, Element* out);
@@ -171,7 +172,7 @@ class RowRing {
   void WriteRow(uint64_t p, const Element& element) noexcept;
   // Installs `batch` as the buffers of claimed positions [p, p +
   // kBatchRows) (p at row 0 of its slot) and publishes them.
-  void WriteBatch(uint64_t p, const Element& batch) noexcept;
+  void WriteBatch(uint64_t p, Element&& batch) noexcept;
   // The view of claimed, published position p; releases the row.
   Element ReadRow(uint64_t p) noexcept;
   // The n claimed, published rows from p (in one slot) as one slice per
@@ -179,6 +180,9 @@ class RowRing {
   void ReadRows(uint64_t p, int64_t n, Element* out) noexcept;
   // Counts n rows of b released; the last of a lap gives b's buffers back.
   void Release(Batch& b, uint64_t n) noexcept;
+  // Puts a lap's pool buffers (not adopted ones) back in the pool, or drops
+  // them when it is full.
+  void GiveBack(Element buffers) noexcept;
   // Installs buffers in b for `lap` (called by the claimer of its row 0).
   void PrepareBatch(Batch& b, uint64_t lap) noexcept;
   // The pool's most recent buffers that nothing else refers to, or new ones.

@@ -179,14 +179,17 @@ TEST(RowRingTest, EveryKindOfCallAtOnceManyThreads) { RunMixed(4, 4, 8 * kRows, 
 
 TEST(RowRingTest, BatchOnlyStartsASlotAndNeedsRoomForAllItsRows) {
   Harness h(2 * kRows);
-  Element batch{Vec<int64_t>(Iota(0, kRows))};
+  const Element batch{Vec<int64_t>(Iota(0, kRows))};
+  Element copy = batch;
   ASSERT_EQ(h.ring.TryPush(Element{I64(-1)}), RowRing::Fast::kDone);
-  EXPECT_EQ(h.ring.TryPushBatch(batch), RowRing::Fast::kBusy);  // tail at row 1
+  EXPECT_EQ(h.ring.TryPushBatch(copy), RowRing::Fast::kBusy);  // tail at row 1
+  ASSERT_EQ(copy.size(), 1u);  // not moved from: the caller still has it
   Element e;
   ASSERT_EQ(h.ring.TryPop(&e), RowRing::Fast::kDone);
   for (int64_t i = 1; i < kRows; ++i) ASSERT_EQ(h.ring.TryPush(Element{I64(i)}), RowRing::Fast::kDone);
-  ASSERT_EQ(h.ring.TryPushBatch(batch), RowRing::Fast::kDone);      // tail at a slot boundary
-  EXPECT_EQ(h.ring.TryPushBatch(batch), RowRing::Fast::kFull);      // 2 * kRows - 1 + kRows > capacity
+  ASSERT_EQ(h.ring.TryPushBatch(copy), RowRing::Fast::kDone);  // tail at a slot boundary
+  copy = batch;
+  EXPECT_EQ(h.ring.TryPushBatch(copy), RowRing::Fast::kFull);  // 2 * kRows - 1 + kRows > capacity
   EXPECT_EQ(h.ring.TryPopRows(kRows, &e), RowRing::Fast::kBusy);    // rows 1..64 span two slots
   ASSERT_EQ(h.ring.TryPopRows(kRows - 1, &e), RowRing::Fast::kDone);
   EXPECT_EQ(Values<int64_t>(e[0]), Iota(1, kRows));
@@ -194,14 +197,15 @@ TEST(RowRingTest, BatchOnlyStartsASlotAndNeedsRoomForAllItsRows) {
   EXPECT_EQ(e[0].raw_data(), batch[0].raw_data());
   EXPECT_EQ(h.ring.TryPopRows(1, &e), RowRing::Fast::kEmpty);
   h.ring.Freeze();
-  EXPECT_EQ(h.ring.TryPushBatch(batch), RowRing::Fast::kBusy);
+  EXPECT_EQ(h.ring.TryPushBatch(copy), RowRing::Fast::kBusy);
   EXPECT_EQ(h.ring.TryPopRows(1, &e), RowRing::Fast::kBusy);
   h.ring.Thaw();
 }
 
 TEST(RowRingTest, RingSmallerThanASlotTakesNoBatches) {
   Harness h(10);
-  EXPECT_EQ(h.ring.TryPushBatch(Element{Vec<int64_t>(Iota(0, kRows))}), RowRing::Fast::kBusy);
+  Element batch{Vec<int64_t>(Iota(0, kRows))};
+  EXPECT_EQ(h.ring.TryPushBatch(batch), RowRing::Fast::kBusy);
 }
 
 }  // namespace
