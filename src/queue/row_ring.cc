@@ -135,15 +135,8 @@ void RowRing::ReadRows(uint64_t p, int64_t n, Element* out) noexcept {
   const auto row = static_cast<int64_t>(index % kBatchRows);
   if (n == kBatchRows) {
     // The whole lap, so this call alone releases it: the buffers move out
-    // (no reference-count traffic on them) and only pool buffers are shared
-    // with the pool.
-    const uint64_t released =
-        b.released.fetch_add(static_cast<uint64_t>(kBatchRows), std::memory_order_acq_rel) + kBatchRows;
-    *out = std::move(b.data);
-    b.data.clear();
-    const bool adopted = b.adopted;  // read before the next lap may rewrite it
-    b.drained.store(released / kBatchRows, std::memory_order_release);
-    if (!adopted) GiveBack(Element(*out));  // shared with the caller's batch
+    // (no reference-count traffic on them).
+    Release(b, static_cast<uint64_t>(kBatchRows), out);
     return;
   }
   out->clear();
@@ -192,7 +185,7 @@ Element RowRing::ReadRow(uint64_t p) noexcept {
   return out;
 }
 
-void RowRing::Release(Batch& b, uint64_t n) noexcept {
+void RowRing::Release(Batch& b, uint64_t n, Element* taken) noexcept {
   // acq_rel: the RMWs of one lap form a release sequence, so the last one
   // happens after every reader of the lap has taken its view of b.data.
   const uint64_t released = b.released.fetch_add(n, std::memory_order_acq_rel) + n;
@@ -201,14 +194,20 @@ void RowRing::Release(Batch& b, uint64_t n) noexcept {
   b.data.clear();
   const bool adopted = b.adopted;  // read before the next lap may rewrite it
   b.drained.store(released / kBatchRows, std::memory_order_release);
-  if (adopted) return;  // the caller's: dropped here, or kept alive by its views
-  GiveBack(std::move(buffers));
-}
-
-void RowRing::GiveBack(Element buffers) noexcept {
-  MutexLock lock(&pool_mu_);
-  if (pool_.size() < kPoolSize) pool_.push_back(std::move(buffers));
-  // else dropped here: its views, if any, keep it alive
+  // Adopted buffers are the caller's: never pooled. Pool buffers go back,
+  // shared with *taken when the lap was taken whole; beyond kPoolSize they
+  // are dropped here (their views, if any, keep them alive).
+  if (!adopted) {
+    MutexLock lock(&pool_mu_);
+    if (pool_.size() < kPoolSize) {
+      if (taken != nullptr) {
+        pool_.push_back(buffers);
+      } else {
+        pool_.push_back(std::move(buffers));
+      }
+    }
+  }
+  if (taken != nullptr) *taken = std::move(buffers);
 }
 
 void RowRing::PrepareBatch(Batch& b, uint64_t lap) noexcept {

@@ -179,10 +179,8 @@ class RowRing {
   // component, into *out; releases them.
   void ReadRows(uint64_t p, int64_t n, Element* out) noexcept;
   // Counts n rows of b released; the last of a lap gives b's buffers back.
-  void Release(Batch& b, uint64_t n) noexcept;
-  // Puts a lap's pool buffers (not adopted ones) back in the pool, or drops
-  // them when it is full.
-  void GiveBack(Element buffers) noexcept;
+  // `taken`: a take of the whole lap, which gets the buffers by move.
+  void Release(Batch& b, uint64_t n, Element* taken = nullptr) noexcept;
   // Installs buffers in b for `lap` (called by the claimer of its row 0).
   void PrepareBatch(Batch& b, uint64_t lap) noexcept;
   // The pool's most recent buffers that nothing else refers to, or new ones.
