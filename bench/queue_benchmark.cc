@@ -35,15 +35,17 @@
 //                 peers: 64 elements built in an array and pushed with the
 //                 queue's bulk call (TBB has none: a loop of push / pop).
 //
-// deqcost/<payload>/<single|many64>/<prefill>[_kept]/<impl>
+// deqcost/<payload>/<single|many64>/<prefill>[_kept|_unread]/<impl>
 //   One thread, no contention: the queue is filled with kCapacity elements
 //   (untimed; prefill_single: by Enqueue of one new tensor each;
 //   prefill_many: by EnqueueMany of new [64, bytes] batches), then the time
 //   to take them all out with Dequeue or DequeueMany(64) is measured (manual
-//   time), including the release of what was dequeued (the consumer drops
-//   each element or batch at once; DequeueMany also drops the elements it
-//   stacked). _kept: what was dequeued is kept and dropped after the timed
-//   region, so only the calls are timed. Compares the cost per element of
+//   time). By default the consumer reads each element's sequence number (a
+//   word at the start of each row) and drops what it dequeued at once, so
+//   the time includes the release and the consumer's first touch of each
+//   row. _kept: what was dequeued is kept and dropped after the timed
+//   region. _unread: dropped at once without reading it: the calls and the
+//   release alone, the dequeue's own cost. Compares the cost per element of
 //   dequeue_many(64) with that of a single dequeue.
 #include <benchmark/benchmark.h>
 
@@ -137,13 +139,14 @@ class PeerAdapter {
     typename Q<Item>::ConsumerState s;
     Item batch[kBatch];
     bool keep = false;        // keep what is dequeued in `kept` (deqcost)
+    bool read = true;         // read each element's sequence number (deqcost _unread: no)
     std::vector<Item> kept;
   };
 
   void Push(ProducerState& p, uint64_t seq) { q_.Push(p.s, MakeItem(seq, static_cast<Item*>(nullptr))); }
   uint64_t Pop(ConsumerState& c) {
     Item item = q_.Pop(c.s);
-    const uint64_t seq = ReadItem(item);
+    const uint64_t seq = c.read ? ReadItem(item) : 0;
     if (c.keep) c.kept.push_back(std::move(item));
     return seq;
   }
@@ -155,7 +158,7 @@ class PeerAdapter {
     q_.PopMany(c.s, c.batch, n);
     uint64_t sum = 0;
     for (size_t i = 0; i < n; ++i) {
-      sum += ReadItem(c.batch[i]);
+      if (c.read) sum += ReadItem(c.batch[i]);
       if (c.keep) c.kept.push_back(std::move(c.batch[i]));
       c.batch[i] = Item{};  // the consumer is done with it (frees a 4 KiB buffer)
     }
@@ -211,6 +214,7 @@ class SluiceAdapter {
   struct ConsumerState {
     explicit ConsumerState(SluiceAdapter&) {}
     bool keep = false;  // keep what is dequeued in `kept` (deqcost)
+    bool read = true;   // read each element's sequence number (deqcost _unread: no)
     std::vector<sluice::Element> kept;
   };
 
@@ -229,8 +233,8 @@ class SluiceAdapter {
   uint64_t Pop(ConsumerState& c) {
     auto r = q_->Dequeue();
     if (!r.ok()) Die("Dequeue: " + r.status().ToString());
-    uint64_t seq;
-    std::memcpy(&seq, (*r)[0].raw_data(), sizeof(seq));
+    uint64_t seq = 0;
+    if (c.read) std::memcpy(&seq, (*r)[0].raw_data(), sizeof(seq));
     if (c.keep) c.kept.push_back(std::move(r).value());
     return seq;
   }
@@ -256,7 +260,7 @@ class SluiceAdapter {
     if (!r.ok()) Die("DequeueMany: " + r.status().ToString());
     const auto* rows = static_cast<const std::byte*>((*r)[0].raw_data());
     uint64_t sum = 0;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; c.read && i < n; ++i) {
       uint64_t seq;
       std::memcpy(&seq, rows + i * kBytes, sizeof(seq));
       sum += seq;
@@ -366,15 +370,24 @@ void BM_Throughput(benchmark::State& state, int64_t items, int producers, int co
   state.counters["switches_per_item"] = benchmark::Counter(static_cast<double>(switches) / total);
 }
 
-// many: dequeue with DequeueMany(64); prefill_many: fill with EnqueueMany(64);
-// keep: keep what is dequeued until after the timed region (the call alone),
-// else drop it at once (the call and the release of what it returned).
+// What the deqcost consumer does with each element it dequeues: kReadDrop
+// reads its sequence number (a word of each row) and drops it at once (the
+// call, the release of what it returned, and the consumer's first touch of
+// the data); kReadKeep reads it and keeps it until after the timed region;
+// kUnreadDrop drops it unread (the call and the release alone).
+enum class Consumer { kReadDrop, kReadKeep, kUnreadDrop };
+const char* ConsumerSuffix(Consumer c) {
+  return c == Consumer::kReadKeep ? "_kept" : c == Consumer::kUnreadDrop ? "_unread" : "";
+}
+
+// many: dequeue with DequeueMany(64); prefill_many: fill with EnqueueMany(64).
 template <class A>
-void BM_DequeueCost(benchmark::State& state, bool many, bool prefill_many, bool keep) {
+void BM_DequeueCost(benchmark::State& state, bool many, bool prefill_many, Consumer consumer) {
   A q(kCapacity);
   typename A::ProducerState ps(q, 0);
   typename A::ConsumerState cs(q);
-  cs.keep = keep;
+  cs.keep = consumer == Consumer::kReadKeep;
+  cs.read = consumer != Consumer::kUnreadDrop;
   cs.kept.reserve(kCapacity);
   uint64_t sum = 0;
   for (auto _ : state) {
@@ -422,15 +435,15 @@ template <class A>
 void RegisterDequeueCost(Payload payload, const std::string& impl) {
   for (int many = 0; many <= 1; ++many) {
     for (int prefill_many = 0; prefill_many <= 1; ++prefill_many) {
-      for (int keep = 0; keep <= 1; ++keep) {
+      for (Consumer consumer : {Consumer::kReadDrop, Consumer::kReadKeep, Consumer::kUnreadDrop}) {
         const std::string name = std::string("deqcost/") + PayloadName(payload) + "/" +
                                  (many ? "many64" : "single") + "/" +
-                                 (prefill_many ? "prefill_many" : "prefill_single") + (keep ? "_kept" : "") + "/" +
-                                 impl;
+                                 (prefill_many ? "prefill_many" : "prefill_single") + ConsumerSuffix(consumer) +
+                                 "/" + impl;
         // A fixed count: the untimed refill of 1024 elements costs more than
         // the timed part, so MinTime would run for many seconds.
         benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) {
-          BM_DequeueCost<A>(s, many != 0, prefill_many != 0, keep != 0);
+          BM_DequeueCost<A>(s, many != 0, prefill_many != 0, consumer);
         })
             ->Iterations(payload == Payload::k64B ? kDeqCostIterations64 : kDeqCostIterations4K)
             ->UseManualTime()

@@ -16,9 +16,11 @@ where x is sluice's throughput over the peer's (above 1: sluice is faster):
     i.e. under a tenth of the cost), read two ways:
     queue/<payload>/many64/<PxC>/FIFOQueue vs queue/<payload>/single/<PxC>/FIFOQueue
     (throughput under threads, enqueue_many + dequeue_many against enqueue +
-    dequeue), and deqcost/<payload>/many64/prefill_single/FIFOQueue vs
-    deqcost/<payload>/single/prefill_single/FIFOQueue (one thread, elements
-    enqueued one by one, the call plus dropping its result);
+    dequeue), and deqcost/<payload>/many64/prefill_single_unread/FIFOQueue vs
+    deqcost/<payload>/single/prefill_single_unread/FIFOQueue (one thread,
+    elements enqueued one by one, the call plus dropping its result: the
+    dequeue's own cost; the table also shows the cost with the consumer
+    reading a word of each row, which at 4 KiB is bounded by memory latency);
   - python/<op>/<threads>/sluice vs queue.Queue (target: >= 2) and vs tf.queue
     (target: >= 10).
 Only the standard library is used.
@@ -190,7 +192,8 @@ def main():
     # --- C++ dequeue cost, one thread ---
     drows = []
     for payload in ("64B", "4KiB"):
-        for prefill in ("prefill_single", "prefill_many", "prefill_single_kept", "prefill_many_kept"):
+        for prefill in ("prefill_single_unread", "prefill_single", "prefill_single_kept",
+                        "prefill_many_unread", "prefill_many", "prefill_many_kept"):
             for impl in ("FIFOQueue", "mutex_deque"):
                 single = runs.get(f"deqcost/{payload}/single/{prefill}/{impl}")
                 many = runs.get(f"deqcost/{payload}/many64/{prefill}/{impl}")
@@ -199,13 +202,14 @@ def main():
                 ns = lambda xs: f"{1e9 / med(xs):.1f}" if xs else "-"  # noqa: E731
                 x = med(many) / med(single) if single and many else None
                 drows.append([payload, prefill, impl, ns(single), ns(many), f"{x:.2f}" if x else "-"])
-                if impl == "FIFOQueue" and prefill == "prefill_single":
+                if impl == "FIFOQueue" and prefill == "prefill_single_unread":
                     ratios.append((f"deqcost/{payload}/many64/{prefill}/FIFOQueue",
                                    f"deqcost/{payload}/single/{prefill}/FIFOQueue", x, 10.0,
                                    None if x else "missing figure"))
     if drows:
         print("Dequeue cost, one thread, queue prefilled with 1024 elements; ns per element (median); "
-              "_kept: the call alone, else the call plus dropping what it returned:")
+              "_unread: the call plus dropping what it returned; no suffix: also reading a word of each row; "
+              "_kept: the call and the read, dropped after the timed region:")
         print(table(["payload", "prefill", "impl", "Dequeue ns/elem", "DequeueMany(64) ns/elem",
                      "single / many cost"], drows, md))
         print()
