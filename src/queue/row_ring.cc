@@ -47,7 +47,7 @@ RowRing::~RowRing() {
   // references (see Prepay).
   for (uint64_t i = 0; i < rows_ / kBatchRows; ++i) {
     Batch& b = batches_[i];
-    if (b.data.empty()) continue;
+    if (b.data.empty() || b.adopted) continue;
     const auto unreleased = static_cast<int32_t>(kBatchRows - b.released.load(std::memory_order_relaxed) % kBatchRows);
     for (const Tensor& t : b.data) t.buffer()->Unref(unreleased);
   }
@@ -148,15 +148,23 @@ void RowRing::ReadRows(uint64_t p, int64_t n, Element* out) noexcept {
   const uint64_t index = p & mask_;
   Batch& b = batches_[index / kBatchRows];
   const auto row = static_cast<int64_t>(index % kBatchRows);
+  const bool prepaid = !b.adopted;  // read before the release: the next lap may rewrite it
   if (n == kBatchRows) {
-    // The whole lap, so this call alone releases it: the buffers move out,
-    // and their rows' prepaid references go in one operation each.
+    // The whole lap, so this call alone releases it: the buffers move out
+    // (an adopted batch without any reference-count traffic), and the rows'
+    // prepaid references go in one operation per buffer.
     Release(b, static_cast<uint64_t>(kBatchRows), out);
-    for (const Tensor& t : *out) t.buffer()->Unref(static_cast<int32_t>(kBatchRows));
+    if (prepaid) {
+      for (const Tensor& t : *out) t.buffer()->Unref(static_cast<int32_t>(kBatchRows));
+    }
     return;
   }
   out->clear();
   for (const Tensor& component : b.data) {
+    if (!prepaid) {
+      out->push_back(component.Slice(row, row + n));
+      continue;
+    }
     out->push_back(component.SliceAdoptingRef(row, row + n));  // one of the n rows' prepaid references
     if (n > 1) component.buffer()->Unref(static_cast<int32_t>(n - 1));  // never the last: the view holds one
   }
@@ -169,8 +177,7 @@ void RowRing::WriteBatch(uint64_t p, Element&& batch) noexcept {
   Batch& b = batches_[index / kBatchRows];
   // As PrepareBatch, with the caller's tensors as the lap's buffers.
   SpinUntil([&] { return b.drained.load(std::memory_order_acquire) == lap; });
-  b.data = std::move(batch);
-  Prepay(b.data);
+  b.data = std::move(batch);  // not prepaid: such a lap usually leaves whole, by move
   b.adopted = true;
   b.lap.store(lap, std::memory_order_release);
   for (uint64_t i = 0; i < static_cast<uint64_t>(kBatchRows); ++i) {
@@ -200,7 +207,11 @@ Element RowRing::ReadRow(uint64_t p) noexcept {
   Batch& b = batches_[index / kBatchRows];
   const auto row = static_cast<int64_t>(index % kBatchRows);
   Element out;
-  for (const Tensor& component : b.data) out.push_back(component.SliceAdoptingRef(row));  // the row's prepaid reference
+  if (b.adopted) {
+    for (const Tensor& component : b.data) out.push_back(component.Slice(row));
+  } else {
+    for (const Tensor& component : b.data) out.push_back(component.SliceAdoptingRef(row));  // the row's prepaid reference
+  }
   Release(b, 1);  // from here on b.data may go back to the pool: our view keeps its buffers
   return out;
 }
@@ -344,7 +355,9 @@ int64_t RowRing::TakeRows(int64_t max_rows, Element* batch, int64_t* first_row) 
   }
   Batch& b = batches_[index / kBatchRows];
   *batch = b.data;  // shares the buffers: the rows stay valid after the release below
-  for (const Tensor& t : *batch) t.buffer()->Unref(static_cast<int32_t>(n));  // the rows' prepaid references
+  if (!b.adopted) {
+    for (const Tensor& t : *batch) t.buffer()->Unref(static_cast<int32_t>(n));  // the rows' prepaid references
+  }
   *first_row = row;
   head_.store((h + n) | kFrozen, std::memory_order_release);
   Release(b, n);

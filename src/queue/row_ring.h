@@ -10,11 +10,14 @@
 // (p % R) / kBatchRows, in that slot's buffers: an Element of tensors
 // [kBatchRows] + shape, one per component. A pushed element is copied into
 // its row; a popped one is a view of its row (a reference on the buffer),
-// so rows of one batch taken together are one slice, with no copy. The
-// references are paid in bulk: installing a lap's buffers adds one per row
-// (one atomic add), which the row's view adopts (Tensor::SliceAdoptingRef),
-// so a pop does not increment the count that all of the lap's consumers
-// share (uncontended deqcost: a single dequeue 10% cheaper).
+// so rows of one batch taken together are one slice, with no copy. For
+// pool buffers the references are paid in bulk: installing a lap's buffers
+// adds one per row (one atomic add), which the row's view adopts
+// (Tensor::SliceAdoptingRef), so a pop does not increment the count that
+// all of the lap's consumers share (uncontended deqcost: a single dequeue
+// 10% cheaper). An adopted batch (below) is not prepaid: it usually leaves
+// whole, by move, and prepaying it would add two atomic operations on the
+// caller's buffer to every batch; its rows taken singly add a reference.
 //
 // Fast path (any thread, no queue lock): TryPush claims the next tail
 // position with a compare-and-swap when fewer than `capacity` elements are
@@ -187,10 +190,10 @@ class RowRing {
   void Release(Batch& b, uint64_t n, Element* taken = nullptr) noexcept;
   // Installs buffers in b for `lap` (called by the claimer of its row 0).
   void PrepareBatch(Batch& b, uint64_t lap) noexcept;
-  // Adds kBatchRows references to each of a lap's buffers as they are
+  // Adds kBatchRows references to each of a lap's pool buffers as they are
   // installed: one per row, which the row's view then adopts
   // (Tensor::SliceAdoptingRef) instead of incrementing the count that every
-  // consumer of the lap shares.
+  // consumer of the lap shares. Not for adopted batches (b.adopted).
   static void Prepay(const Element& buffers) noexcept;
   // The pool's most recent buffers that nothing else refers to, or new ones.
   Element TakeBuffers() noexcept;

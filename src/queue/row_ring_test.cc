@@ -273,5 +273,17 @@ TEST(RowRingTest, WholeLapTakesAndLockHolderTakesKeepExactReferences) {
   EXPECT_TRUE(taken[0].buffer()->RefCountIsOne());
 }
 
+TEST(RowRingTest, APoolLapTakenWholeKeepsOnlyItsTakersReferenceOnceTheRingGoes) {
+  Element whole;
+  {
+    Harness h(2 * kRows);
+    for (int64_t i = 0; i < kRows; ++i) ASSERT_EQ(h.ring.TryPush(Element{I64(i)}), RowRing::Fast::kDone);
+    ASSERT_EQ(h.ring.TryPopRows(kRows, &whole), RowRing::Fast::kDone);
+    EXPECT_FALSE(whole[0].buffer()->RefCountIsOne());  // the pool keeps it for the next lap
+  }
+  EXPECT_EQ(Values<int64_t>(whole[0]), Iota(0, kRows));
+  EXPECT_TRUE(whole[0].buffer()->RefCountIsOne());
+}
+
 }  // namespace
 }  // namespace sluice::queue
