@@ -110,14 +110,17 @@ Tensor Tensor::Wrap(DType dtype, TensorShape shape, void* data, std::function<vo
   return Tensor(dtype, std::move(shape), buf, data);
 }
 
+// The view first (its shape may allocate, and throw), then its reference.
 Tensor Tensor::Slice(int64_t i) const {
+  Tensor view = SliceAdoptingRef(i);
   buffer_->Ref();
-  return SliceAdoptingRef(i);
+  return view;
 }
 
 Tensor Tensor::Slice(int64_t begin, int64_t end) const {
+  Tensor view = SliceAdoptingRef(begin, end);
   buffer_->Ref();
-  return SliceAdoptingRef(begin, end);
+  return view;
 }
 
 Tensor Tensor::SliceAdoptingRef(int64_t i) const {

@@ -33,13 +33,14 @@ RowRing::RowRing(int64_t capacity, std::vector<DType> dtypes, std::vector<Tensor
       dtypes_(std::move(dtypes)),
       row_shapes_(std::move(row_shapes)),
       seq_(new std::atomic<uint64_t>[rows_]),
-      batches_(new Batch[rows_ / kBatchRows]) {
+      batches_(new Batch[rows_ / kBatchRows]),
+      pool_limit_(rows_ / kBatchRows) {
   for (size_t c = 0; c < dtypes_.size(); ++c) {
     row_bytes_.push_back(static_cast<size_t>(row_shapes_[c].num_elements()) * DTypeSize(dtypes_[c]));
   }
   for (uint64_t r = 0; r < rows_; ++r) seq_[r].store(r, std::memory_order_relaxed);
   MutexLock lock(&pool_mu_);
-  pool_.reserve(kPoolSize);  // so that Release's push_back cannot throw
+  pool_.reserve(pool_limit_);  // so that Release's push_back cannot throw
 }
 
 RowRing::~RowRing() {
@@ -226,11 +227,11 @@ void RowRing::Release(Batch& b, uint64_t n, Element* taken) noexcept {
   const bool adopted = b.adopted;  // read before the next lap may rewrite it
   b.drained.store(released / kBatchRows, std::memory_order_release);
   // Adopted buffers are the caller's: never pooled. Pool buffers go back,
-  // shared with *taken when the lap was taken whole; beyond kPoolSize they
+  // shared with *taken when the lap was taken whole; beyond pool_limit_ they
   // are dropped here (their views, if any, keep them alive).
   if (!adopted) {
     MutexLock lock(&pool_mu_);
-    if (pool_.size() < kPoolSize) {
+    if (pool_.size() < pool_limit_) {
       if (taken != nullptr) {
         pool_.push_back(buffers);
       } else {

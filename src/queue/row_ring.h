@@ -38,15 +38,21 @@
 // into them.
 //
 // Buffers: the pop that releases the last row of a slot's lap gives the
-// slot's buffers back to a small pool (LIFO); the push that claims row 0 of
+// slot's buffers back to a pool (LIFO); the push that claims row 0 of
 // the slot's next lap waits for that (all of the previous lap's rows were
 // claimed by then: R >= capacity + kBatchRows), then takes the buffers most
 // recently given back whose views are all gone, or new ones. So a queue
 // that is drained as fast as it is filled writes into the same few buffers,
 // still in cache, instead of walking R rows of memory (4 KiB elements:
-// 5.4 M/s against 3.0 M/s walking the ring, bench/run.sh queue 1x1), and an
-// idle queue holds only its pool. The other rows of a lap wait for its row
-// 0's push to install the buffers.
+// 5.4 M/s against 3.0 M/s walking the ring, bench/run.sh queue 1x1). The
+// pool keeps up to one set of buffers per slot, so an idle queue holds at
+// most what it held at its fullest (capacity + kBatchRows rows, at most
+// kMaxRingBytes): a queue that fills and drains in bursts, as one does when
+// its producers and consumers take turns on the CPUs, reuses its buffers
+// instead of freeing and allocating them every cycle (4 KiB elements,
+// single ops 2x2 / 4x4: +8-10%; a pool of 4 had freed 12 of the 16 slots'
+// buffers on every drain). The other rows of a lap wait for its row 0's
+// push to install the buffers.
 //
 // Frozen mode: the queue's slow path (under its mutex) freezes the ring: a
 // flag bit in both positions makes every later fast call fail with kBusy, so
@@ -167,8 +173,6 @@ class RowRing {
     std::atomic<uint64_t> drained{0};
   };
   static constexpr uint64_t kNoLap = ~uint64_t{0};
-  // Buffers kept for reuse, most recent last.
-  static constexpr size_t kPoolSize = 4;
 
   // Once a call has claimed a position, nothing may stop it before the
   // position is published (or released): every later call would wait for
@@ -226,6 +230,9 @@ class RowRing {
   int64_t locked_pushed_ = 0;
   int64_t locked_popped_ = 0;
 
+  // Buffers kept for reuse, most recent last; at most pool_limit_ (the
+  // number of slots).
+  const size_t pool_limit_;
   Mutex pool_mu_;
   std::vector<Element> pool_ GUARDED_BY(pool_mu_);
 };

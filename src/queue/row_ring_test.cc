@@ -208,11 +208,11 @@ TEST(RowRingTest, RingSmallerThanASlotTakesNoBatches) {
   EXPECT_EQ(h.ring.TryPushBatch(batch), RowRing::Fast::kBusy);
 }
 
-// Each row's view adopts a reference the ring paid for when it installed the
-// lap's buffers (RowRing::Prepay); the ring gives back the ones of rows
-// never taken when it goes. So views outlive the ring, and once the last
-// view goes only the owner's reference is left: no leak (LeakSanitizer in
-// CI) and no early free.
+// Views outlive the ring, and once the last view goes only the owner's
+// reference is left: no leak (LeakSanitizer in CI) and no early free. A
+// pool lap's rows adopt references the ring paid when it installed the
+// lap's buffers (RowRing::Prepay), and the ring gives back those of rows
+// never taken when it goes; an adopted batch's rows add their own.
 TEST(RowRingTest, ViewsOfAnAdoptedBatchOutliveTheRingAndLeaveOnlyTheCallersReference) {
   const Element batch{Vec<int64_t>(Iota(0, kRows))};
   Element single, run;
@@ -283,6 +283,56 @@ TEST(RowRingTest, APoolLapTakenWholeKeepsOnlyItsTakersReferenceOnceTheRingGoes) 
   }
   EXPECT_EQ(Values<int64_t>(whole[0]), Iota(0, kRows));
   EXPECT_TRUE(whole[0].buffer()->RefCountIsOne());
+}
+
+// A drained lap's buffer goes back to the pool and the next lap reuses it;
+// at destruction, a slot on its second lap with some rows taken, and a
+// slot whose lap was installed with none taken, give back exactly the
+// references of their untaken rows.
+TEST(RowRingTest, PoolBuffersAreReusedAndLaterLapsGiveBackExactlyTheUntakenRowsReferences) {
+  Element kept;
+  {
+    Harness h(2 * kRows);
+    const TensorBuffer* first = nullptr;
+    for (int64_t i = 0; i < 4 * kRows; ++i) {  // every slot of the 256-row ring, one lap each
+      ASSERT_EQ(h.ring.TryPush(Element{I64(i)}), RowRing::Fast::kDone);
+      Element e;
+      ASSERT_EQ(h.ring.TryPop(&e), RowRing::Fast::kDone);
+      ASSERT_EQ(Values<int64_t>(e[0]), std::vector<int64_t>{i});
+      if (first == nullptr) first = e[0].buffer();
+      EXPECT_EQ(e[0].buffer(), first) << "row " << i << ": a drained lap's buffer is reused";
+    }
+    for (int64_t i = 0; i < kRows + 6; ++i) {  // slot 0's second lap, and 6 rows of slot 1's
+      ASSERT_EQ(h.ring.TryPush(Element{I64(1000 + i)}), RowRing::Fast::kDone);
+    }
+    ASSERT_EQ(h.ring.TryPopRows(3, &kept), RowRing::Fast::kDone);
+    Element single;
+    ASSERT_EQ(h.ring.TryPop(&single), RowRing::Fast::kDone);
+    EXPECT_EQ(single[0].buffer(), kept[0].buffer());
+  }  // slot 0: 60 rows untaken on its second lap; slot 1: 64 (6 pushed, none taken)
+  EXPECT_EQ(Values<int64_t>(kept[0]), Iota(1000, 1003));
+  EXPECT_TRUE(kept[0].buffer()->RefCountIsOne());
+}
+
+// A queue that fills and drains in bursts keeps every slot's buffers in its
+// pool and fills the next burst with them, allocating none.
+TEST(RowRingTest, ABurstThatFillsTheQueueIsRefilledWithTheSameBuffers) {
+  constexpr int64_t kLaps = 8;
+  Harness h(kLaps * kRows);
+  for (int64_t i = 0; i < kLaps * kRows; ++i) ASSERT_EQ(h.ring.TryPush(Element{I64(i)}), RowRing::Fast::kDone);
+  std::vector<const TensorBuffer*> drained;
+  for (int64_t lap = 0; lap < kLaps; ++lap) {
+    Element whole;
+    ASSERT_EQ(h.ring.TryPopRows(kRows, &whole), RowRing::Fast::kDone);
+    EXPECT_FALSE(whole[0].buffer()->RefCountIsOne()) << "lap " << lap << ": the pool keeps its buffer";
+    drained.push_back(whole[0].buffer());
+  }  // the pool alone refers to them now, so the pointers stay valid
+  for (int64_t i = 0; i < kLaps * kRows; ++i) ASSERT_EQ(h.ring.TryPush(Element{I64(i)}), RowRing::Fast::kDone);
+  for (int64_t i = 0; i < kLaps * kRows; ++i) {
+    Element e;
+    ASSERT_EQ(h.ring.TryPop(&e), RowRing::Fast::kDone);
+    EXPECT_NE(std::find(drained.begin(), drained.end(), e[0].buffer()), drained.end()) << "row " << i;
+  }
 }
 
 }  // namespace
