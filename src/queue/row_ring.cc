@@ -162,12 +162,12 @@ void RowRing::ReadRows(uint64_t p, int64_t n, Element* out) noexcept {
   }
   out->clear();
   for (const Tensor& component : b.data) {
-    if (!prepaid) {
+    if (prepaid) {
+      out->push_back(component.SliceAdoptingRef(row, row + n));  // one of the n rows' prepaid references
+      if (n > 1) component.buffer()->Unref(static_cast<int32_t>(n - 1));  // never the last: the view holds one
+    } else {
       out->push_back(component.Slice(row, row + n));
-      continue;
     }
-    out->push_back(component.SliceAdoptingRef(row, row + n));  // one of the n rows' prepaid references
-    if (n > 1) component.buffer()->Unref(static_cast<int32_t>(n - 1));  // never the last: the view holds one
   }
   Release(b, static_cast<uint64_t>(n));
 }
