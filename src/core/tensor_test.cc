@@ -290,6 +290,40 @@ TEST(TensorTest, SliceKeepsTheBufferAliveAfterTheBatchGoes) {
   EXPECT_TRUE(row.buffer()->RefCountIsOne());
 }
 
+// A container that paid for its views' references in bulk (Ref(n)) hands
+// each one over with SliceAdoptingRef, which adds none: the counts stay
+// exact, and the last view frees the buffer.
+TEST(TensorTest, SliceAdoptingRefTakesOverAReferencePaidInBulk) {
+  Tensor row0, rows;
+  {
+    Tensor batch = Iota({4, 2}, 10);
+    batch.buffer()->Ref(2);  // one for each view below
+    row0 = batch.SliceAdoptingRef(0);
+    rows = batch.SliceAdoptingRef(1, 3);
+    EXPECT_TRUE(row0.SharesBufferWith(batch));
+    EXPECT_EQ(row0.shape(), TensorShape({2}));
+    EXPECT_EQ(rows.shape(), TensorShape({2, 2}));
+  }
+  EXPECT_EQ(Values(row0), (std::vector<int32_t>{10, 11}));
+  EXPECT_EQ(Values(rows), (std::vector<int32_t>{12, 13, 14, 15}));
+  EXPECT_FALSE(rows.buffer()->RefCountIsOne());
+  row0 = Tensor();
+  EXPECT_TRUE(rows.buffer()->RefCountIsOne());
+}
+
+TEST(TensorTest, BulkReferencesCountLikeSingleOnes) {
+  Tensor t = Iota({2});
+  const TensorBuffer* b = t.buffer();
+  b->Ref(5);
+  EXPECT_FALSE(b->RefCountIsOne());
+  b->Unref(3);
+  b->Unref();
+  EXPECT_FALSE(b->RefCountIsOne());
+  b->Unref(1);
+  EXPECT_TRUE(b->RefCountIsOne());
+  EXPECT_EQ(Values(t), (std::vector<int32_t>{0, 1}));
+}
+
 TEST(TensorTest, GatherCopiesTheRowsInTheOrderAsked) {
   Tensor batch = Iota({5, 2});
   Tensor picked = batch.Gather(std::vector<int64_t>{4, 1, 1});
