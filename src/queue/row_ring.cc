@@ -211,7 +211,8 @@ Element RowRing::ReadRow(uint64_t p) noexcept {
   if (b.adopted) {
     for (const Tensor& component : b.data) out.push_back(component.Slice(row));
   } else {
-    for (const Tensor& component : b.data) out.push_back(component.SliceAdoptingRef(row));  // the row's prepaid reference
+    // The view adopts the row's prepaid reference.
+    for (const Tensor& component : b.data) out.push_back(component.SliceAdoptingRef(row));
   }
   Release(b, 1);  // from here on b.data may go back to the pool: our view keeps its buffers
   return out;
