@@ -9,8 +9,8 @@
 //   P producer and C consumer threads, started before the timed region of
 //   every iteration and released together at its start, move a fixed
 //   number of elements (kItems64 or kItems4K) through one fresh queue;
-//   wall time (UseRealTime); items/s is elements
-//   moved per second; cpu_ns_per_item is the process's CPU time (all
+//   wall time (UseRealTime); items/s is elements moved per second;
+//   cpu_ns_per_item is the process's CPU time (all
 //   threads, user + system) per element, switches_per_item its context
 //   switches (voluntary + involuntary) per element.
 //   payload 64B:  peers move a 64-byte struct by value (copied in, copied
