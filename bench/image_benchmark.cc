@@ -369,13 +369,18 @@ void RegisterAll() {
     add("image/decode/sluice", BM_DecodeSluice);
     add("image/decode_and_crop/libjpeg_direct", BM_DecodeAndCropLibjpeg);
     add("image/decode_and_crop/sluice", BM_DecodeAndCropSluice);
-    const std::optional<ResizeKernel> automatic, portable = ResizeKernel::kPortable, sse2 = ResizeKernel::kSse2;
+    const std::optional<ResizeKernel> automatic, portable = ResizeKernel::kPortable, sse2 = ResizeKernel::kSse2,
+                                      avx2 = ResizeKernel::kAvx2, avx512 = ResizeKernel::kAvx512;
     add("image/resize_flip_normalize/sluice", BM_ResizeFlipNormalizeSluice, automatic);
     add("image/resize_flip_normalize/sluice_portable", BM_ResizeFlipNormalizeSluice, portable);
     add("image/resize_flip_normalize/sluice_sse2", BM_ResizeFlipNormalizeSluice, sse2);
+    add("image/resize_flip_normalize/sluice_avx2", BM_ResizeFlipNormalizeSluice, avx2);
+    add("image/resize_flip_normalize/sluice_avx512", BM_ResizeFlipNormalizeSluice, avx512);
     add("image/rrc/sluice", BM_RandomResizedCropSluice, false, int64_t{224}, false, automatic);
     add("image/rrc/sluice_portable", BM_RandomResizedCropSluice, false, int64_t{224}, false, portable);
     add("image/rrc/sluice_sse2", BM_RandomResizedCropSluice, false, int64_t{224}, false, sse2);
+    add("image/rrc/sluice_avx2", BM_RandomResizedCropSluice, false, int64_t{224}, false, avx2);
+    add("image/rrc/sluice_avx512", BM_RandomResizedCropSluice, false, int64_t{224}, false, avx512);
     add("image/rrc_antialias/sluice", BM_RandomResizedCropSluice, true, int64_t{224}, false, automatic);
     add("image/rrc112/sluice", BM_RandomResizedCropSluice, false, int64_t{112}, false, automatic);
     add("image/rrc112_dct/sluice", BM_RandomResizedCropSluice, false, int64_t{112}, true, automatic);

@@ -93,7 +93,8 @@ class RandomResizedCropKernelTest : public ::testing::TestWithParam<ResizeKernel
 };
 
 INSTANTIATE_TEST_SUITE_P(Kernels, RandomResizedCropKernelTest,
-                         ::testing::Values(ResizeKernel::kPortable, ResizeKernel::kSse2, ResizeKernel::kAvx2),
+                         ::testing::Values(ResizeKernel::kPortable, ResizeKernel::kSse2, ResizeKernel::kAvx2,
+                                           ResizeKernel::kAvx512),
                          [](const auto& info) { return std::string(internal::ResizeKernelName(info.param)); });
 
 TEST_P(RandomResizedCropKernelTest, JpegEqualsDecodeAndCropResizeFlipNormalize) {

@@ -163,7 +163,8 @@ class ResizeFlipNormalizeKernelTest : public ::testing::TestWithParam<ResizeKern
 };
 
 INSTANTIATE_TEST_SUITE_P(Kernels, ResizeFlipNormalizeKernelTest,
-                         ::testing::Values(ResizeKernel::kPortable, ResizeKernel::kSse2, ResizeKernel::kAvx2),
+                         ::testing::Values(ResizeKernel::kPortable, ResizeKernel::kSse2, ResizeKernel::kAvx2,
+                                           ResizeKernel::kAvx512),
                          [](const auto& info) { return std::string(internal::ResizeKernelName(info.param)); });
 
 // The fused path equals the op-by-op path.
@@ -250,6 +251,10 @@ TEST_P(ResizeFlipNormalizeKernelTest, MatchesPortableResampler) {
       {{10, 20, 9, 1}, 9, 7},       {{5, 7, 2, 3}, 16, 20},       {{0, 0, 300, 410}, 224, 224},
       {{30, 50, 270, 360}, 224, 224}, {{100, 100, 60, 70}, 224, 224}, {{1, 2, 299, 408}, 31, 33},
       {{250, 300, 50, 110}, 13, 17}, {{0, 0, 300, 410}, 300, 410}, {{0, 0, 300, 410}, 100, 137},
+      // Horizontal downscales of 1.8x, 2.6x and 4.1x over 16 or more
+      // columns: the AVX-512 kernel's three ways to reach the taps (a
+      // 32-float run, a 48-float run, gathers).
+      {{3, 0, 200, 410}, 50, 224},  {{3, 0, 200, 410}, 50, 160},  {{3, 0, 200, 410}, 50, 100},
   };
   float worst = 0.0f;
   for (const Case& c : cases) {
@@ -288,9 +293,10 @@ TEST_P(ResizeFlipNormalizeKernelTest, MatchesPortableResampler) {
 }
 
 TEST(ResizeKernelTest, AutomaticChoiceIsTheBestSupportedAndForcingOverridesIt) {
-  const ResizeKernel best = internal::ResizeKernelSupported(ResizeKernel::kAvx2)   ? ResizeKernel::kAvx2
-                            : internal::ResizeKernelSupported(ResizeKernel::kSse2) ? ResizeKernel::kSse2
-                                                                                   : ResizeKernel::kPortable;
+  const ResizeKernel best = internal::ResizeKernelSupported(ResizeKernel::kAvx512) ? ResizeKernel::kAvx512
+                            : internal::ResizeKernelSupported(ResizeKernel::kAvx2)   ? ResizeKernel::kAvx2
+                            : internal::ResizeKernelSupported(ResizeKernel::kSse2)   ? ResizeKernel::kSse2
+                                                                                     : ResizeKernel::kPortable;
   EXPECT_EQ(internal::ResizeKernelInUse(), best);
   EXPECT_TRUE(internal::ResizeKernelSupported(ResizeKernel::kPortable));
   {
