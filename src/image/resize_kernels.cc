@@ -18,8 +18,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <vector>
+
+#include "core/bulk_copy.h"
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && defined(__SSE2__)
 #define SLUICE_RESIZE_X86 1
@@ -305,7 +308,20 @@ SLUICE_AVX2 void RunAvx2(const TwoTapRgbJob& job) {
 //               downscale past ~2.9x, whose taps spread wider, gathers.
 // The arithmetic is the AVX2 kernel's, in the same order (vertical
 // w0 * a + w1 * b as mul then FMA, horizontal likewise, then x * a + b by
-// FMA), so both give the same floats. CHW only; HWC runs the AVX2 kernel.
+// FMA), so both give the same floats wherever both run vectors. CHW only;
+// HWC runs the AVX2 kernel.
+//
+// An output of 256 KiB or more (a 224x224 crop is 588 KiB) is written with
+// non-temporal stores, as BulkCopy writes a batch (core/bulk_copy.h): it is
+// read next by another thread (the batch assembly) or a device copy, and in
+// the pipeline its lines were last held by that other thread, so a cached
+// store first pays a read for ownership of each. Measured in
+// examples/image_pipeline, 8 epochs, five alternating runs each: 1 thread
+// 1716 -> 1773 images/s (medians), 2 threads 2898 -> 2981. The price is
+// paid where the output would have stayed in cache: a loop that rewrites
+// one output (bench/image_benchmark resize_flip_normalize) takes 43-46 us
+// instead of 37, and the fused op into 8 rotating batch rows (rrc) 553-564
+// instead of 544-552.
 
 #define SLUICE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx2,fma")))
 
@@ -400,7 +416,7 @@ SLUICE_AVX512 inline __m512 Taps(const float* p, __m512i idx) {
   }
 }
 
-template <TapReach kReach>
+template <TapReach kReach, bool kStream>
 SLUICE_AVX512 void HorizontalPlanesAvx512(const GroupsAvx512& g, const float* const planes[3], const float a[3],
                                           const float b[3], int64_t groups, float* const out[3]) {
   for (int64_t k = 0; k < groups; ++k) {
@@ -411,9 +427,29 @@ SLUICE_AVX512 void HorizontalPlanesAvx512(const GroupsAvx512& g, const float* co
     for (int c = 0; c < 3; ++c) {
       const float* p = planes[c] + origin;
       const __m512 v = _mm512_fmadd_ps(w1, Taps<kReach>(p, i1), _mm512_mul_ps(w0, Taps<kReach>(p, i0)));
-      _mm512_storeu_ps(out[c] + j, _mm512_fmadd_ps(v, _mm512_set1_ps(a[c]), _mm512_set1_ps(b[c])));
+      const __m512 o = _mm512_fmadd_ps(v, _mm512_set1_ps(a[c]), _mm512_set1_ps(b[c]));
+      if constexpr (kStream) {
+        _mm512_stream_ps(out[c] + j, o);  // REQUIRES: 64-byte aligned
+      } else {
+        _mm512_storeu_ps(out[c] + j, o);
+      }
     }
   }
+}
+
+using HorizontalFn = void (*)(const GroupsAvx512&, const float* const[3], const float[3], const float[3], int64_t,
+                             float* const[3]);
+
+HorizontalFn PickHorizontal(TapReach reach, bool stream) {
+  switch (reach) {
+    case TapReach::k32:
+      return stream ? HorizontalPlanesAvx512<TapReach::k32, true> : HorizontalPlanesAvx512<TapReach::k32, false>;
+    case TapReach::k48:
+      return stream ? HorizontalPlanesAvx512<TapReach::k48, true> : HorizontalPlanesAvx512<TapReach::k48, false>;
+    case TapReach::kGather:
+      break;
+  }
+  return stream ? HorizontalPlanesAvx512<TapReach::kGather, true> : HorizontalPlanesAvx512<TapReach::kGather, false>;
 }
 
 SLUICE_AVX512 void RunAvx512(const TwoTapRgbJob& job) {
@@ -432,6 +468,11 @@ SLUICE_AVX512 void RunAvx512(const TwoTapRgbJob& job) {
   const __m512i shuffles[3] = {_mm512_load_si512(index_bytes[0]), _mm512_load_si512(index_bytes[1]),
                                _mm512_load_si512(index_bytes[2])};
   const int64_t plane = job.out_height * out_w;
+  // Streaming stores need every vector store 64-byte aligned: whole groups
+  // of 16 floats, and an aligned start.
+  const bool stream = out_w % 16 == 0 && reinterpret_cast<uintptr_t>(job.out) % 64 == 0 &&
+                      static_cast<uint64_t>(plane) * 3 * sizeof(float) >= sluice::internal::kStreamingCopyMinBytes;
+  const auto horizontal = PickHorizontal(g.reach, stream);
   for (int64_t y = 0; y < job.out_height; ++y) {
     const uint8_t* r0 = job.in + job.y->first[y] * job.row_stride;
     const float w1 = job.y->w1[y];
@@ -441,11 +482,7 @@ SLUICE_AVX512 void RunAvx512(const TwoTapRgbJob& job) {
       VerticalPlanesAvx512<false>(r0, r0, job.y->w0[y], 0.0f, in_w, shuffles, planes);
     }
     float* const out[3] = {job.out + y * out_w, job.out + plane + y * out_w, job.out + 2 * plane + y * out_w};
-    switch (g.reach) {
-      case TapReach::k32: HorizontalPlanesAvx512<TapReach::k32>(g, planes, job.a, job.b, groups, out); break;
-      case TapReach::k48: HorizontalPlanesAvx512<TapReach::k48>(g, planes, job.a, job.b, groups, out); break;
-      case TapReach::kGather: HorizontalPlanesAvx512<TapReach::kGather>(g, planes, job.a, job.b, groups, out); break;
-    }
+    horizontal(g, planes, job.a, job.b, groups, out);
     // The last out_w % 16 columns, one at a time from the planes.
     for (int64_t j = groups * 16; j < out_w; ++j) {
       const int64_t f = x.first[j];
@@ -455,6 +492,8 @@ SLUICE_AVX512 void RunAvx512(const TwoTapRgbJob& job) {
       }
     }
   }
+  // Orders the streaming stores before whatever publishes the output.
+  if (stream) _mm_sfence();
 }
 
 #undef SLUICE_AVX512

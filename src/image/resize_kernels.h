@@ -19,10 +19,12 @@
 // two JPEG decodes, and on the Intel Xeon (Sapphire Rapids class) VM this
 // project is measured on, every vector kernel slows the decode that follows
 // it. After the AVX2 kernel the next DecodeAndCropJpeg took 40 us more (535
-// against 495 us); after the SSE2 kernel, 5 us more. The AVX-512 kernel
-// leaves about 15 us, and runs in 37 us against the AVX2 kernel's 51. The
-// whole DecodeRandomResizedCrop: 548 us (AVX-512), 580 (SSE2), 600 (AVX2)
-// (bench/image_benchmark --benchmark_filter='rrc/.*q90').
+// against 495 us); after the SSE2 kernel, 5 us more; after the AVX-512
+// kernel, about 10. The AVX-512 kernel also runs faster (37 us on a cached
+// output, against 51 for AVX2 and 73 for SSE2). The whole
+// DecodeRandomResizedCrop: 553-564 us with AVX-512, 590-634 with SSE2,
+// 605-609 with AVX2 (bench/image_benchmark --benchmark_filter='rrc/.*q90',
+// two runs).
 //
 // Order of work (vertical pass first, unlike the portable resampler): for
 // each output row, the two source rows are combined into one float32 row of
