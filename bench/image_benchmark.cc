@@ -43,6 +43,7 @@
 #include <jpeglib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -313,6 +314,37 @@ void BM_ResizeFlipNormalizeSluice(benchmark::State& state, int q, std::optional<
   Finish(state);
 }
 
+// DecodeAndCropJpeg timed alone, each one right after a resize of the
+// previous crop by `kernel` (untimed; none: no resize), as the fused op
+// alternates them: how much a resize kernel slows the decode that follows
+// it (resize_kernels.h). Manual time: the decodes only.
+void BM_DecodeAfterResize(benchmark::State& state, int q, std::optional<ResizeKernel> kernel) {
+  KernelScope scope(state, kernel);
+  const auto& jpegs = g_jpegs[q];
+  const std::vector<image::CropWindow> boxes = Boxes(jpegs);
+  image::ResizeFlipNormalizeOptions o;
+  o.height = 224;
+  o.width = 224;
+  o.normalize = RrcOptions(false).normalize;
+  Tensor batch(DType::kFloat32, TensorShape{8, 3, 224, 224});
+  uint64_t n = 0;
+  for (auto _ : state) {
+    const uint64_t s = n++ % kSeeds;
+    const auto start = std::chrono::steady_clock::now();
+    sluice::Result<Tensor> crop = image::DecodeAndCropJpeg(jpegs[s % jpegs.size()], boxes[s]);
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (!crop.ok()) {
+      state.SkipWithError(crop.status().ToString().c_str());
+      break;
+    }
+    if (kernel && !image::ResizeFlipNormalizeInto(*crop, o, batch.Slice(static_cast<int64_t>(s % 8))).ok()) {
+      state.SkipWithError("resize failed");
+      break;
+    }
+  }
+  Finish(state);
+}
+
 void BM_RandomResizedCropSluice(benchmark::State& state, int q, bool antialias, int64_t size, bool dct_scaling,
                                 std::optional<ResizeKernel> kernel) {
   KernelScope scope(state, kernel);
@@ -376,6 +408,14 @@ void RegisterAll() {
     add("image/resize_flip_normalize/sluice_sse2", BM_ResizeFlipNormalizeSluice, sse2);
     add("image/resize_flip_normalize/sluice_avx2", BM_ResizeFlipNormalizeSluice, avx2);
     add("image/resize_flip_normalize/sluice_avx512", BM_ResizeFlipNormalizeSluice, avx512);
+    for (const auto& [kernel_name, kernel] :
+         {std::pair{"none", std::optional<ResizeKernel>()}, std::pair{"sse2", sse2}, std::pair{"avx2", avx2},
+          std::pair{"avx512", avx512}}) {
+      benchmark::RegisterBenchmark((std::string("image/decode_after_resize/") + kernel_name + suffix).c_str(),
+                                   BM_DecodeAfterResize, q, kernel)
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
+    }
     add("image/rrc/sluice", BM_RandomResizedCropSluice, false, int64_t{224}, false, automatic);
     add("image/rrc/sluice_portable", BM_RandomResizedCropSluice, false, int64_t{224}, false, portable);
     add("image/rrc/sluice_sse2", BM_RandomResizedCropSluice, false, int64_t{224}, false, sse2);

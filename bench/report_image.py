@@ -40,6 +40,7 @@ def load_cxx(path):
         if b.get("run_type", "iteration") != "iteration" or "items_per_second" not in b:
             continue
         name = b.get("run_name", b["name"]).split("/repeats:")[0].split("/min_time:")[0]
+        name = name.removesuffix("/manual_time")
         runs.setdefault(name, []).append(b["items_per_second"])
     return runs
 
