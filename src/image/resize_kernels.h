@@ -24,7 +24,9 @@
 // output, against 51 for AVX2 and 73 for SSE2). The whole
 // DecodeRandomResizedCrop: 553-564 us with AVX-512, 590-634 with SSE2,
 // 605-609 with AVX2 (bench/image_benchmark --benchmark_filter='rrc/.*q90',
-// two runs).
+// two runs). VBMI also keeps the kernel off the CPUs where 512-bit work
+// costs the most clock (Skylake-SP, Cascade Lake: no VBMI); it runs on Ice
+// Lake and later and on AMD Zen 4 and later.
 //
 // Order of work (vertical pass first, unlike the portable resampler): for
 // each output row, the two source rows are combined into one float32 row of
