@@ -361,24 +361,20 @@ SLUICE_AVX512 void VerticalPlanesAvx512(const uint8_t* r0, const uint8_t* r1, fl
 // widest group decides).
 enum class TapReach { k32, k48, kGather };
 
-// Per group of 16 output columns: the first source column `base`, and per
-// tap the index of each column's source relative to it (or absolute, for
-// kGather), with the weights.
+// Per group of 16 output columns: the first source column `base`, and the
+// index of each column's first tap relative to it (absolute, for kGather);
+// the second tap is the next index, and the weights are the axis's own.
 struct GroupsAvx512 {
   TapReach reach = TapReach::k32;
   std::vector<int32_t> base;
-  std::vector<int32_t> idx0, idx1;  // 16 per group
-  std::vector<float> w0, w1;        // 16 per group
+  std::vector<int32_t> idx;  // 16 per group
 };
 
 GroupsAvx512 MakeGroupsAvx512(const TwoTapAxis& x, int64_t out_w) {
   GroupsAvx512 g;
   const int64_t groups = out_w / 16;
   g.base.resize(groups);
-  g.idx0.resize(groups * 16);
-  g.idx1.resize(groups * 16);
-  g.w0.resize(groups * 16);
-  g.w1.resize(groups * 16);
+  g.idx.resize(groups * 16);
   int32_t widest = 0;
   for (int64_t k = 0; k < groups; ++k) {
     const auto first = x.first.begin() + k * 16;
@@ -390,13 +386,7 @@ GroupsAvx512 MakeGroupsAvx512(const TwoTapAxis& x, int64_t out_w) {
   g.reach = widest + 1 < 32 ? TapReach::k32 : widest + 1 < 48 ? TapReach::k48 : TapReach::kGather;
   for (int64_t k = 0; k < groups; ++k) {
     const int32_t origin = g.reach == TapReach::kGather ? 0 : g.base[k];
-    for (int64_t l = 0; l < 16; ++l) {
-      const int64_t j = k * 16 + l;
-      g.idx0[j] = x.first[j] - origin;
-      g.idx1[j] = x.first[j] + 1 - origin;
-      g.w0[j] = x.w0[j];
-      g.w1[j] = x.w1[j];
-    }
+    for (int64_t l = 0; l < 16; ++l) g.idx[k * 16 + l] = x.first[k * 16 + l] - origin;
   }
   return g;
 }
@@ -417,12 +407,12 @@ SLUICE_AVX512 inline __m512 Taps(const float* p, __m512i idx) {
 }
 
 template <TapReach kReach, bool kStream>
-SLUICE_AVX512 void HorizontalPlanesAvx512(const GroupsAvx512& g, const float* const planes[3], const float a[3],
-                                          const float b[3], int64_t groups, float* const out[3]) {
+SLUICE_AVX512 void HorizontalPlanesAvx512(const GroupsAvx512& g, const TwoTapAxis& x, const float* const planes[3],
+                                          const float a[3], const float b[3], int64_t groups, float* const out[3]) {
   for (int64_t k = 0; k < groups; ++k) {
     const int64_t j = k * 16;
-    const __m512i i0 = _mm512_loadu_si512(&g.idx0[j]), i1 = _mm512_loadu_si512(&g.idx1[j]);
-    const __m512 w0 = _mm512_loadu_ps(&g.w0[j]), w1 = _mm512_loadu_ps(&g.w1[j]);
+    const __m512i i0 = _mm512_loadu_si512(&g.idx[j]), i1 = _mm512_add_epi32(i0, _mm512_set1_epi32(1));
+    const __m512 w0 = _mm512_loadu_ps(&x.w0[j]), w1 = _mm512_loadu_ps(&x.w1[j]);
     const int64_t origin = kReach == TapReach::kGather ? 0 : g.base[k];
     for (int c = 0; c < 3; ++c) {
       const float* p = planes[c] + origin;
@@ -437,8 +427,8 @@ SLUICE_AVX512 void HorizontalPlanesAvx512(const GroupsAvx512& g, const float* co
   }
 }
 
-using HorizontalFn = void (*)(const GroupsAvx512&, const float* const[3], const float[3], const float[3], int64_t,
-                             float* const[3]);
+using HorizontalFn = void (*)(const GroupsAvx512&, const TwoTapAxis&, const float* const[3], const float[3],
+                             const float[3], int64_t, float* const[3]);
 
 HorizontalFn PickHorizontal(TapReach reach, bool stream) {
   switch (reach) {
@@ -482,7 +472,7 @@ SLUICE_AVX512 void RunAvx512(const TwoTapRgbJob& job) {
       VerticalPlanesAvx512<false>(r0, r0, job.y->w0[y], 0.0f, in_w, shuffles, planes);
     }
     float* const out[3] = {job.out + y * out_w, job.out + plane + y * out_w, job.out + 2 * plane + y * out_w};
-    horizontal(g, planes, job.a, job.b, groups, out);
+    horizontal(g, x, planes, job.a, job.b, groups, out);
     // The last out_w % 16 columns, one at a time from the planes.
     for (int64_t j = groups * 16; j < out_w; ++j) {
       const int64_t f = x.first[j];
