@@ -345,14 +345,16 @@ void BM_DecodeAfterResize(benchmark::State& state, int q, std::optional<ResizeKe
   Finish(state);
 }
 
-void BM_RandomResizedCropSluice(benchmark::State& state, int q, bool antialias, int64_t size, bool dct_scaling,
-                                std::optional<ResizeKernel> kernel) {
+void RandomResizedCrop(benchmark::State& state, int q, bool antialias, int64_t size, bool dct_scaling,
+                       std::optional<ResizeKernel> kernel, image::DataFormat format) {
   KernelScope scope(state, kernel);
   const auto& jpegs = g_jpegs[q];
   image::RandomResizedCropOptions o = RrcOptions(antialias);
   o.height = o.width = size;
   o.dct_scaling = dct_scaling;
-  Tensor batch(DType::kFloat32, TensorShape{8, 3, o.height, o.width});
+  o.normalize.data_format = format;
+  Tensor batch(DType::kFloat32, format == image::DataFormat::kCHW ? TensorShape{8, 3, o.height, o.width}
+                                                                  : TensorShape{8, o.height, o.width, 3});
   uint64_t n = 0;
   for (auto _ : state) {
     const uint64_t s = n++ % kSeeds;
@@ -360,6 +362,16 @@ void BM_RandomResizedCropSluice(benchmark::State& state, int q, bool antialias, 
     if (!st.ok()) state.SkipWithError(st.ToString().c_str());
   }
   Finish(state);
+}
+
+void BM_RandomResizedCropSluice(benchmark::State& state, int q, bool antialias, int64_t size, bool dct_scaling,
+                                std::optional<ResizeKernel> kernel) {
+  RandomResizedCrop(state, q, antialias, size, dct_scaling, kernel, image::DataFormat::kCHW);
+}
+
+// The same into HWC rows (TensorFlow's layout).
+void BM_RandomResizedCropHwc(benchmark::State& state, int q, std::optional<ResizeKernel> kernel) {
+  RandomResizedCrop(state, q, /*antialias=*/false, 224, /*dct_scaling=*/false, kernel, image::DataFormat::kHWC);
 }
 
 // How far dct_scaling moves the 112x112 output from the plain path, over
@@ -421,6 +433,8 @@ void RegisterAll() {
     add("image/rrc/sluice_sse2", BM_RandomResizedCropSluice, false, int64_t{224}, false, sse2);
     add("image/rrc/sluice_avx2", BM_RandomResizedCropSluice, false, int64_t{224}, false, avx2);
     add("image/rrc/sluice_avx512", BM_RandomResizedCropSluice, false, int64_t{224}, false, avx512);
+    add("image/rrc_hwc/sluice_avx2", BM_RandomResizedCropHwc, avx2);
+    add("image/rrc_hwc/sluice_avx512", BM_RandomResizedCropHwc, avx512);
     add("image/rrc_antialias/sluice", BM_RandomResizedCropSluice, true, int64_t{224}, false, automatic);
     add("image/rrc112/sluice", BM_RandomResizedCropSluice, false, int64_t{112}, false, automatic);
     add("image/rrc112_dct/sluice", BM_RandomResizedCropSluice, false, int64_t{112}, true, automatic);

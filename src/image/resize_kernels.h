@@ -11,7 +11,7 @@
 // Three builds, chosen once at run time (function-level target attributes,
 // so that the library stays baseline and never runs an instruction the CPU
 // lacks): SSE2 (baseline x86-64) and AVX2 + FMA run the same algorithm;
-// AVX-512 (F, BW and VBMI; CHW output) splits the pixels into channel planes
+// AVX-512 (F, BW and VBMI) splits the pixels into channel planes
 // and reads the horizontal taps by table lookup, in about half the
 // instructions. Elsewhere (non-x86) only the portable resampler exists.
 //
@@ -56,8 +56,7 @@ enum class ResizeKernel {
   kPortable,  // resize.cc's Resample2D: any method, dtype and channel count
   kSse2,      // the two-tap RGB kernel, baseline x86-64
   kAvx2,      // the same kernel with AVX2 + FMA
-  kAvx512,    // channel planes and table lookups, AVX-512 F/BW/VBMI (CHW;
-              // HWC runs kAvx2)
+  kAvx512,    // channel planes and table lookups, AVX-512 F/BW/VBMI
 };
 
 // Whether this build and CPU can run `kernel` (kPortable: always).
