@@ -516,8 +516,8 @@ SLUICE_AVX512 void RunAvx512(const TwoTapRgbJob& job) {
     } else {
       VerticalPlanesAvx512<false>(r0, r0, job.y->w0[y], 0.0f, in_w, shuffles, planes);
     }
-    float* const out[3] = {job.chw ? job.out + y * out_w : job.out + y * out_w * 3, job.out + plane + y * out_w,
-                           job.out + 2 * plane + y * out_w};
+    float* const row = job.out + y * out_w * (job.chw ? 1 : 3);
+    float* const out[3] = {row, job.chw ? row + plane : nullptr, job.chw ? row + 2 * plane : nullptr};
     horizontal(g, x, planes, job.a, job.b, hwc, groups, out);
     // The last out_w % 16 columns, one at a time from the planes.
     for (int64_t j = groups * 16; j < out_w; ++j) {
