@@ -30,13 +30,20 @@
 //                                 context as dct_scaling_diff_112
 //   image/resize_flip_normalize/sluice  the resize + flip + normalise step
 //                                 alone, on 32 crops decoded beforehand
-//   .../sluice_portable, .../sluice_sse2  image/rrc/sluice and the step
-//                                 above with the resize kernel forced
-//                                 (src/image/resize_kernels.h): the portable
-//                                 resampler and the baseline SSE2 kernel,
-//                                 against the kernel picked at run time
-//                                 (AVX2 + FMA where the CPU has it), A/B in
-//                                 one process
+//   .../sluice_portable, _sse2, _avx2, _avx512  image/rrc/sluice and the
+//                                 step above with the resize kernel forced
+//                                 (src/image/resize_kernels.h), against the
+//                                 kernel picked at run time (AVX-512 where
+//                                 the CPU has F/BW/VBMI, else AVX2 + FMA),
+//                                 A/B in one process; skipped where the CPU
+//                                 lacks the kernel's instructions
+//   image/rrc_hwc/sluice_avx2, _avx512  image/rrc into HWC rows
+//                                 (TensorFlow's layout)
+//   image/decode_after_resize/<none|sse2|avx2|avx512>  DecodeAndCropJpeg
+//                                 timed alone (manual time), each right
+//                                 after an untimed resize of the previous
+//                                 crop by that kernel: what a kernel costs
+//                                 the decode that follows it
 // Iteration n uses image n % 16 of the quality and seed n % 256, so the
 // decode_and_crop and rrc rows decode exactly the same boxes.
 #include <benchmark/benchmark.h>
@@ -286,6 +293,15 @@ class KernelScope {
   std::optional<sluice::image::internal::ScopedResizeKernelForTesting> force_;
 };
 
+// The fused step's resize options: 224x224, ImageNet normalisation, CHW.
+image::ResizeFlipNormalizeOptions Resize224() {
+  image::ResizeFlipNormalizeOptions o;
+  o.height = 224;
+  o.width = 224;
+  o.normalize = RrcOptions(false).normalize;
+  return o;
+}
+
 void BM_ResizeFlipNormalizeSluice(benchmark::State& state, int q, std::optional<ResizeKernel> kernel) {
   KernelScope scope(state, kernel);
   const auto& jpegs = g_jpegs[q];
@@ -300,10 +316,7 @@ void BM_ResizeFlipNormalizeSluice(benchmark::State& state, int q, std::optional<
     crops.push_back(*image::DecodeAndCropJpeg(jpeg, p.window));
     flips.push_back(p.flip);
   }
-  image::ResizeFlipNormalizeOptions o;
-  o.height = 224;
-  o.width = 224;
-  o.normalize = RrcOptions(false).normalize;
+  image::ResizeFlipNormalizeOptions o = Resize224();
   Tensor out(DType::kFloat32, TensorShape{3, 224, 224});
   uint64_t n = 0;
   for (auto _ : state) {
@@ -322,10 +335,7 @@ void BM_DecodeAfterResize(benchmark::State& state, int q, std::optional<ResizeKe
   KernelScope scope(state, kernel);
   const auto& jpegs = g_jpegs[q];
   const std::vector<image::CropWindow> boxes = Boxes(jpegs);
-  image::ResizeFlipNormalizeOptions o;
-  o.height = 224;
-  o.width = 224;
-  o.normalize = RrcOptions(false).normalize;
+  image::ResizeFlipNormalizeOptions o = Resize224();
   Tensor batch(DType::kFloat32, TensorShape{8, 3, 224, 224});
   uint64_t n = 0;
   for (auto _ : state) {

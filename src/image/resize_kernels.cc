@@ -507,7 +507,7 @@ SLUICE_AVX512 void RunAvx512(const TwoTapRgbJob& job) {
   const bool stream = out_w % 16 == 0 && reinterpret_cast<uintptr_t>(job.out) % 64 == 0 &&
                       static_cast<uint64_t>(plane) * 3 * sizeof(float) >= sluice::internal::kStreamingCopyMinBytes;
   const HorizontalFn horizontal = PickHorizontal(g.reach, stream, job.chw);
-  const HwcInterleave hwc = MakeHwcInterleave();
+  const HwcInterleave hwc = job.chw ? HwcInterleave{} : MakeHwcInterleave();  // HWC only
   for (int64_t y = 0; y < job.out_height; ++y) {
     const uint8_t* r0 = job.in + job.y->first[y] * job.row_stride;
     const float w1 = job.y->w1[y];
