@@ -18,10 +18,11 @@
 // Why AVX-512 is the default where the CPU has it: the kernel runs between
 // two JPEG decodes, and on the Intel Xeon (Sapphire Rapids class) VM this
 // project is measured on, every vector kernel slows the decode that follows
-// it. After the AVX2 kernel the next DecodeAndCropJpeg took 40 us more (535
-// against 495 us); after the SSE2 kernel, 5 us more; after the AVX-512
-// kernel, about 10. The AVX-512 kernel also runs faster (37 us on a cached
-// output, against 51 for AVX2 and 73 for SSE2). The whole
+// it: the next DecodeAndCropJpeg took 551-582 us after the AVX2 kernel,
+// 501-516 after SSE2, 504-511 after AVX-512, and 494 with no resize before
+// it (bench/image_benchmark, image/decode_after_resize). The AVX-512 kernel
+// also runs faster (37 us on a cached output, against 51 for AVX2 and 73
+// for SSE2). The whole
 // DecodeRandomResizedCrop: 553-564 us with AVX-512, 590-634 with SSE2,
 // 605-609 with AVX2 (bench/image_benchmark --benchmark_filter='rrc/.*q90',
 // two runs). VBMI also keeps the kernel off the CPUs where 512-bit work
