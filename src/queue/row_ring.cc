@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include "queue/spin.h"
 
 namespace sluice::queue {
@@ -15,6 +19,27 @@ uint64_t RingRows(int64_t capacity) {
   uint64_t rows = RowRing::kBatchRows;
   while (rows < static_cast<uint64_t>(capacity) + RowRing::kBatchRows) rows <<= 1;
   return rows;
+}
+
+// Whether PrefetchForWrite may run here: x86's PREFETCHW needs the PRFCHW
+// CPUID bit (every x86 CPU of the last ten years has it).
+bool CanPrefetchForWrite() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(0x80000001u, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 8)) != 0;
+#else
+  return true;
+#endif
+}
+
+// Asks for the cache line at `p` in a state that a store can write at
+// once (exclusive): a hint, with no effect on what memory holds.
+inline void PrefetchForWrite(const char* p) {
+#if defined(__x86_64__) || defined(__i386__)
+  asm volatile("prefetchw %0" : : "m"(*p));
+#else
+  __builtin_prefetch(p, 1, 3);
+#endif
 }
 
 }  // namespace
@@ -35,9 +60,12 @@ RowRing::RowRing(int64_t capacity, std::vector<DType> dtypes, std::vector<Tensor
       seq_(new std::atomic<uint64_t>[rows_]),
       batches_(new Batch[rows_ / kBatchRows]),
       pool_limit_(rows_ / kBatchRows) {
+  size_t total = 0;
   for (size_t c = 0; c < dtypes_.size(); ++c) {
     row_bytes_.push_back(static_cast<size_t>(row_shapes_[c].num_elements()) * DTypeSize(dtypes_[c]));
+    total += row_bytes_.back();
   }
+  prefetch_rows_ = total >= kPrefetchMinRowBytes && CanPrefetchForWrite();
   for (uint64_t r = 0; r < rows_; ++r) seq_[r].store(r, std::memory_order_relaxed);
   MutexLock lock(&pool_mu_);
   pool_.reserve(pool_limit_);  // so that Release's push_back cannot throw
@@ -196,9 +224,18 @@ void RowRing::WriteRow(uint64_t p, const Element& element) noexcept {
   } else {
     SpinUntil([&] { return b.lap.load(std::memory_order_acquire) == lap; });
   }
+  // The rows a later push will write (see kPrefetchAhead): the next ones
+  // of this lap's buffers, rows 1 .. kPrefetchAhead when starting it.
+  const uint64_t ahead_from = prefetch_rows_ ? (row == 0 ? 1 : row + kPrefetchAhead) : kBatchRows;
+  const uint64_t ahead_to = std::min<uint64_t>(row + kPrefetchAhead, kBatchRows - 1);
   for (size_t c = 0; c < row_bytes_.size(); ++c) {
     const size_t bytes = row_bytes_[c];
-    std::memcpy(static_cast<char*>(b.data[c].raw_data()) + row * bytes, element[c].raw_data(), bytes);
+    char* base = static_cast<char*>(b.data[c].raw_data());
+    for (uint64_t r = ahead_from; r <= ahead_to; ++r) {
+      const char* line = base + r * bytes;
+      for (size_t offset = 0; offset < bytes; offset += 64) PrefetchForWrite(line + offset);
+    }
+    std::memcpy(base + row * bytes, element[c].raw_data(), bytes);
   }
   seq_[index].store(p + 1, std::memory_order_release);
 }

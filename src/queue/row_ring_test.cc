@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <cstdint>
 #include <mutex>
 #include <random>
@@ -333,6 +334,66 @@ TEST(RowRingTest, ABurstThatFillsTheQueueIsRefilledWithTheSameBuffers) {
     ASSERT_EQ(h.ring.TryPop(&e), RowRing::Fast::kDone);
     EXPECT_NE(std::find(drained.begin(), drained.end(), e[0].buffer()), drained.end()) << "row " << i;
   }
+}
+
+// Rows of 1 KiB and more: pushes prefetch the rows ahead of theirs (the
+// lines of rows 1 .. 2 when a lap starts, then 2 rows ahead, never past the
+// lap's last row). Two producers and two consumers move rows of two
+// components (an id and 1 KiB of bytes derived from it) through a small
+// ring for many laps of reused pool buffers: every row arrives whole.
+TEST(RowRingTest, RowsOfAKibibyteAndMoreArriveWholeThroughReusedBuffers) {
+  constexpr int64_t kBytes = 1024;
+  constexpr int kProducers = 2, kConsumers = 2;
+  constexpr int64_t kPer = 40 * kRows;
+  RowRing ring(2 * kRows, {DType::kInt64, DType::kUInt8}, {TensorShape{}, TensorShape{kBytes}});
+  EXPECT_TRUE(ring.prefetches_rows()) << "1,032 bytes per row (x86: on a CPU with PREFETCHW)";
+  RowRing small(2 * kRows, {DType::kInt64, DType::kUInt8}, {TensorShape{}, TensorShape{kBytes - 16}});
+  EXPECT_FALSE(small.prefetches_rows()) << "1,016 bytes of payload + 8 of id: under the threshold";
+
+  auto fill = [](int64_t id, Tensor* bytes) {
+    auto* b = static_cast<uint8_t*>(bytes->raw_data());
+    for (int64_t i = 0; i < kBytes; ++i) b[i] = static_cast<uint8_t>(id * 131 + i * 7);
+  };
+  std::atomic<int64_t> taken{0};
+  std::atomic<int64_t> bad{0};
+  std::vector<std::thread> threads;
+  for (int p = 0; p < kProducers; ++p) {
+    threads.emplace_back([&, p] {
+      for (int64_t id = p * kPer; id < (p + 1) * kPer;) {
+        Tensor bytes(DType::kUInt8, TensorShape{kBytes});
+        fill(id, &bytes);
+        if (ring.TryPush(Element{I64(id), std::move(bytes)}) == RowRing::Fast::kDone) {
+          ++id;
+        } else {
+          std::this_thread::yield();
+        }
+      }
+    });
+  }
+  std::vector<std::vector<int64_t>> seen(kConsumers);
+  for (int c = 0; c < kConsumers; ++c) {
+    threads.emplace_back([&, c] {
+      Tensor expected(DType::kUInt8, TensorShape{kBytes});
+      while (taken.load() < kProducers * kPer) {
+        Element e;
+        if (ring.TryPop(&e) != RowRing::Fast::kDone) {
+          std::this_thread::yield();
+          continue;
+        }
+        const int64_t id = ScalarOf<int64_t>(e[0]);
+        fill(id, &expected);
+        if (std::memcmp(e[1].raw_data(), expected.raw_data(), kBytes) != 0) ++bad;
+        seen[c].push_back(id);
+        ++taken;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  std::vector<int64_t> all;
+  for (const auto& v : seen) all.insert(all.end(), v.begin(), v.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, Iota(0, kProducers * kPer));
 }
 
 }  // namespace
