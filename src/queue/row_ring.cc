@@ -148,9 +148,13 @@ RowRing::Fast RowRing::TryPopRows(int64_t n, Element* out) {
   while (true) {
     if (h & kFrozen) return Fast::kBusy;
     if ((h & mask_) % kBatchRows + count > static_cast<uint64_t>(kBatchRows)) return Fast::kBusy;
-    // The last row first: when it is published, the others usually are.
+    // A lap pushed whole is published by one word: no need to read the rows'
+    // sequence words (8 cache lines per slot, each from the pushing core).
+    // If h is stale, the compare-and-swap below fails.
+    const bool whole = batches_[(h & mask_) / kBatchRows].whole.load(std::memory_order_acquire) == h >> lap_shift_;
+    // Else the last row first: when it is published, the others usually are.
     bool stale = false, missing = false;
-    for (uint64_t i = count; i-- > 0;) {
+    for (uint64_t i = whole ? 0 : count; i-- > 0;) {
       const uint64_t p = h + i;
       const auto ahead = static_cast<int64_t>(seq_[p & mask_].load(std::memory_order_acquire) - (p + 1));
       if (ahead < 0) {
@@ -212,6 +216,7 @@ void RowRing::WriteBatch(uint64_t p, Element&& batch) noexcept {
   for (uint64_t i = 0; i < static_cast<uint64_t>(kBatchRows); ++i) {
     seq_[index + i].store(p + i + 1, std::memory_order_release);
   }
+  b.whole.store(lap, std::memory_order_release);
 }
 
 void RowRing::WriteRow(uint64_t p, const Element& element) noexcept {

@@ -178,6 +178,10 @@ class RowRing {
     // serve (set by the claimer of row 0 once they are installed); kNoLap
     // before the first.
     std::atomic<uint64_t> lap{kNoLap};
+    // The last lap pushed whole (TryPushBatch, PushBatch), stored once all
+    // its rows are published: TryPopRows checks this word instead of the
+    // rows' sequence words. kNoLap before the first.
+    std::atomic<uint64_t> whole{kNoLap};
     Element data;  // [kBatchRows] + shape per component; empty between laps
     // Whether `data` is a pushed batch (never pooled), not pool buffers.
     // Written before the lap's rows are published, read by the last

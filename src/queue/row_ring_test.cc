@@ -336,6 +336,28 @@ TEST(RowRingTest, ABurstThatFillsTheQueueIsRefilledWithTheSameBuffers) {
   }
 }
 
+// A lap pushed whole is published by one word (TryPopRows reads it instead
+// of the rows' sequence words); a later lap of the same slot, pushed one
+// row at a time, is not taken for whole: only its published rows come out.
+TEST(RowRingTest, OnlyALapPushedWholeIsTakenWithoutReadingItsRows) {
+  Harness h(kRows);  // two slots (R >= capacity + kBatchRows)
+  Element rows;
+  for (int64_t first = 0; first < 2 * kRows; first += kRows) {  // lap 0 of both slots, whole
+    Element batch{Vec<int64_t>(Iota(first, first + kRows))};
+    ASSERT_EQ(h.ring.TryPushBatch(batch), RowRing::Fast::kDone);
+    ASSERT_EQ(h.ring.TryPopRows(kRows, &rows), RowRing::Fast::kDone);
+    EXPECT_EQ(Values<int64_t>(rows[0]), Iota(first, first + kRows));
+  }
+  // Lap 1 of the first slot, one row at a time.
+  for (int64_t i = 2 * kRows; i < 2 * kRows + 10; ++i) {
+    ASSERT_EQ(h.ring.TryPush(Element{I64(i)}), RowRing::Fast::kDone);
+  }
+  EXPECT_EQ(h.ring.TryPopRows(kRows, &rows), RowRing::Fast::kEmpty);
+  EXPECT_EQ(h.ring.TryPopRows(11, &rows), RowRing::Fast::kEmpty);
+  ASSERT_EQ(h.ring.TryPopRows(10, &rows), RowRing::Fast::kDone);
+  EXPECT_EQ(Values<int64_t>(rows[0]), Iota(2 * kRows, 2 * kRows + 10));
+}
+
 // Rows of 1 KiB and more: pushes prefetch the rows ahead of theirs (the
 // lines of rows 1 .. 2 when a lap starts, then 2 rows ahead, never past the
 // lap's last row). Two producers and two consumers move rows of two
