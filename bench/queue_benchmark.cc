@@ -9,10 +9,12 @@
 //   P producer and C consumer threads, started before the timed region of
 //   every iteration and released together at its start, move a fixed
 //   number of elements (kItems64 or kItems4K) through one fresh queue;
-//   wall time (UseRealTime); items/s is elements moved per second;
-//   cpu_ns_per_item is the process's CPU time (all
-//   threads, user + system) per element, switches_per_item its context
-//   switches (voluntary + involuntary) per element.
+//   wall time from the release to the last thread's last operation (manual
+//   time; the threads' exits are not timed); items/s is elements moved per
+//   second; cpu_ns_per_item is the process's CPU time (all threads, user +
+//   system, from the release until every thread has exited) per element,
+//   switches_per_item its context switches (voluntary + involuntary) per
+//   element.
 //   payload 64B:  peers move a 64-byte struct by value (copied in, copied
 //                 out). FIFOQueue moves an Element holding a uint8 Tensor of
 //                 shape [64] that shares one of the producer's pre-made
@@ -50,6 +52,7 @@
 //   dequeue_many(64) with that of a single dequeue.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -299,22 +302,30 @@ void BM_Throughput(benchmark::State& state, int64_t items, int producers, int co
   const int64_t per_producer = items / producers;
   const int64_t per_consumer = items / consumers;
   const uint64_t expected = static_cast<uint64_t>(items) * static_cast<uint64_t>(items - 1) / 2;
-  double cpu_seconds = 0;  // all threads, timed region only
-  int64_t switches = 0;    // context switches, all threads, timed region only
+  double cpu_seconds = 0;  // all threads, from the release to the last join
+  int64_t switches = 0;    // context switches, all threads, the same span
 
   for (auto _ : state) {
-    state.PauseTiming();
     auto q = std::make_unique<A>(kCapacity);
     std::vector<std::unique_ptr<typename A::ProducerState>> ps;
     for (int p = 0; p < producers; ++p) ps.push_back(std::make_unique<typename A::ProducerState>(*q, p));
     std::atomic<uint64_t> sum{0};
-    // The threads are started outside the timed region and released
-    // together inside it: creating 2-8 threads cost 10-25% of a fast
+    // The threads are started before the timed region and released
+    // together at its start: creating 2-8 threads cost 10-25% of a fast
     // iteration (many64), the same absolute time for every queue.
     // They wait for the start by yielding, not in a futex: woken from one,
     // they all landed on the waker's CPU (64 B single 1x1 ran at 2/3 speed).
+    // The timed region ends at the last thread's last operation (manual
+    // time), not once the threads have exited: an exit (glibc releasing the
+    // thread's stack, with a TLB shoot-down IPI to the other CPU) cost 5% of
+    // a 4 KiB many64 iteration of 0.4 ms (perf), the same absolute time for
+    // every queue. A worker makes no system call in the timed region
+    // (steady_clock reads the vDSO): a per-thread CPU clock read at the
+    // start moved threads between CPUs (64 B single 1x1 ran at half speed),
+    // and a latch for the end perturbed 1x1 runs the same way.
     std::latch ready(producers + consumers);
     std::atomic<bool> go{false};
+    std::vector<std::chrono::steady_clock::time_point> done(producers + consumers);
     std::vector<std::thread> threads;
     threads.reserve(producers + consumers);
 
@@ -329,10 +340,11 @@ void BM_Throughput(benchmark::State& state, int64_t items, int producers, int co
         } else {
           for (int64_t i = 0; i < per_producer; ++i) q->Push(st, first + i);
         }
+        done[p] = std::chrono::steady_clock::now();
       });
     }
     for (int c = 0; c < consumers; ++c) {
-      threads.emplace_back([&] {
+      threads.emplace_back([&, c] {
         typename A::ConsumerState st(*q);
         uint64_t local = 0;
         ready.count_down();
@@ -343,24 +355,21 @@ void BM_Throughput(benchmark::State& state, int64_t items, int producers, int co
           for (int64_t i = 0; i < per_consumer; ++i) local += q->Pop(st);
         }
         sum.fetch_add(local, std::memory_order_relaxed);
+        done[producers + c] = std::chrono::steady_clock::now();
       });
     }
     ready.wait();
     const double cpu0 = ProcessCpuSeconds();
     const int64_t switches0 = ProcessContextSwitches();
-    state.ResumeTiming();
+    const auto start = std::chrono::steady_clock::now();
     go.store(true, std::memory_order_release);
     for (auto& t : threads) t.join();
-
-    state.PauseTiming();
     cpu_seconds += ProcessCpuSeconds() - cpu0;
     switches += ProcessContextSwitches() - switches0;
+    state.SetIterationTime(std::chrono::duration<double>(*std::max_element(done.begin(), done.end()) - start).count());
     if (A::kChecksum && sum.load() != expected) {
       state.SkipWithError("checksum mismatch: elements lost, duplicated or corrupted");
     }
-    ps.clear();
-    q.reset();
-    state.ResumeTiming();
   }
   state.SetItemsProcessed(state.iterations() * items);
   // CPU time (user + system, every thread) per element: what the queue costs
@@ -426,7 +435,7 @@ void RegisterThroughput(Payload payload, const std::string& impl) {
         BM_Throughput<A>(s, items, threads, threads, many != 0);
       })
           ->MinTime(kMinTime)
-          ->UseRealTime()
+          ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
     }
   }
