@@ -13,8 +13,11 @@
 //
 // Blocks of kMinBytes and more are rounded up to a size class (a multiple of
 // kGranule) and cached on free, newest first, up to a byte budget
-// (SLUICE_BLOCK_CACHE_MB, default 256; 0 turns the cache off); beyond it
-// they go back to malloc. Off under AddressSanitizer, so that a use after
+// (SLUICE_BLOCK_CACHE_MB, default 256; 0 turns the cache off; two threads
+// freeing at the same moment may each pass it by one block); beyond it
+// they go back to malloc. The first few blocks of each of the first few
+// classes wait in lock-free slots (one exchange to take or give one), the
+// rest under a mutex. Off under AddressSanitizer, so that a use after
 // free of a tensor stays detectable.
 //
 // Mid-size blocks (over kMidMinBytes, up to kMidMaxBytes: a 4 KiB queue
@@ -35,10 +38,10 @@
 // RandomShuffleQueue of 4-16 KiB elements 5-35% more elements/s). Off with
 // the cache (budget 0) and under AddressSanitizer.
 //
-// Thread-safety: thread-safe (one mutex for the large blocks, taken once
-// per large allocation or free, which each cost far more than the lock;
-// the mid-size caches are per thread, and a block freed on another thread
-// goes home with one compare-and-swap).
+// Thread-safety: thread-safe (large blocks: a lock-free slot, else one
+// mutex, taken once per large allocation or free; the mid-size caches are
+// per thread, and a block freed on another thread goes home with one
+// compare-and-swap).
 #ifndef SLUICE_CORE_BLOCK_CACHE_H_
 #define SLUICE_CORE_BLOCK_CACHE_H_
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -227,6 +228,54 @@ TEST_F(BlockCacheTest, StringTensorsOfReusedBlocksStartEmpty) {
   Tensor again(DType::kString, TensorShape({n}));
   EXPECT_TRUE(again.flat<std::string>()[0].empty());
   EXPECT_TRUE(again.flat<std::string>()[n - 1].empty());
+}
+
+// Large blocks freed on one thread (a consumer) serve the next allocations
+// of their size on another (a producer), newest first.
+TEST_F(BlockCacheTest, LargeBlocksFreedOnOneThreadServeAnotherNewestFirst) {
+  const void* older = nullptr;
+  const void* newer = nullptr;
+  std::thread consumer([&] {
+    Tensor a(DType::kUInt8, TensorShape({kLarge}));
+    Tensor b(DType::kUInt8, TensorShape({kLarge}));
+    older = a.raw_data();
+    newer = b.raw_data();
+    a = Tensor();  // freed first
+  });  // b freed last, at the thread's end
+  consumer.join();
+  EXPECT_GE(BlockCache::Get().cached_bytes(), 2 * static_cast<size_t>(kLarge));
+  Tensor first(DType::kUInt8, TensorShape({kLarge}));
+  Tensor second(DType::kUInt8, TensorShape({kLarge}));
+  EXPECT_EQ(first.raw_data(), newer);
+  EXPECT_EQ(second.raw_data(), older);
+  EXPECT_EQ(BlockCache::Get().cached_bytes(), 0u);
+}
+
+// More size classes than the lock-free slots have entries for, and more
+// blocks of one class than it has slots: every block is still kept and
+// reused.
+TEST_F(BlockCacheTest, EveryClassAndEveryBlockIsKeptBeyondTheLockFreeSlots) {
+  constexpr int kClasses = 10;  // 54 MiB in all: within the test's 64 MiB budget
+  constexpr int kPerClass = 6;
+  auto bytes_of = [](int c) { return kLarge + c * 64 * 1024; };  // one 64 KiB class apart
+  std::vector<const void*> made;
+  {
+    std::vector<Tensor> all;
+    for (int c = 0; c < kClasses; ++c) {
+      for (int i = 0; i < kPerClass; ++i) all.emplace_back(DType::kUInt8, TensorShape({bytes_of(c)}));
+    }
+    for (const Tensor& t : all) made.push_back(t.raw_data());
+  }
+  EXPECT_GE(BlockCache::Get().cached_bytes(), static_cast<size_t>(kClasses * kPerClass * kLarge));
+  std::vector<Tensor> again;
+  for (int c = 0; c < kClasses; ++c) {
+    for (int i = 0; i < kPerClass; ++i) {
+      again.emplace_back(DType::kUInt8, TensorShape({bytes_of(c)}));
+      EXPECT_NE(std::find(made.begin(), made.end(), again.back().raw_data()), made.end())
+          << "class " << c << ", block " << i << ": a new block";
+    }
+  }
+  EXPECT_EQ(BlockCache::Get().cached_bytes(), 0u);
 }
 
 // Blocks move between threads (allocated on one, freed on another): every
