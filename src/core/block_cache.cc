@@ -241,6 +241,11 @@ struct BlockCache::State {
   // table entry whose size is 0 and keeps it for the life of the process
   // (a program allocates a few large sizes); a size that finds no entry
   // uses the mutex alone.
+  //
+  // The budget is split so that the slots need no shared counter: a class
+  // gets slots only if all of them fit in budget / (2 * kFastClasses), so
+  // the slots hold at most half the budget, and the blocks under mu at
+  // most the other half.
   static constexpr int kFastClasses = 8;
   static constexpr int kFastSlots = 4;
   struct alignas(64) FastClass {
@@ -248,13 +253,7 @@ struct BlockCache::State {
     std::atomic<void*> blocks[kFastSlots] = {};
   };
   FastClass fast[kFastClasses];
-  // Bytes in the slots, reserved before a block goes in. With `cached`,
-  // held under the budget; a free racing with another may pass the check
-  // with one block more than the budget (each sees the other's bytes
-  // late), never more than one per freeing thread.
-  std::atomic<size_t> fast_bytes{0};
-  // Copies of `cached` and `budget` for the lock-free path (written under mu).
-  std::atomic<size_t> cached_seen{0};
+  // A copy of `budget` for the lock-free path (written under mu).
   std::atomic<size_t> budget_seen{0};
 
   Mutex mu;
@@ -289,50 +288,48 @@ struct BlockCache::State {
       std::atomic<void*>& slot = c->blocks[i];
       if (slot.load(std::memory_order_relaxed) == nullptr) continue;
       // acquire: the freeing thread's last use of the block happens before ours.
-      if (void* block = slot.exchange(nullptr, std::memory_order_acquire)) {
-        fast_bytes.fetch_sub(size, std::memory_order_relaxed);
-        return block;
-      }
+      if (void* block = slot.exchange(nullptr, std::memory_order_acquire)) return block;
     }
     return nullptr;
   }
 
-  // Puts `block` in a slot of its class if one is empty and the budget
-  // allows; false if not.
+  // Puts `block` in an empty slot of its class if the class gets slots
+  // (see above); false if not.
   bool PutFast(void* block, size_t size) {
-    const size_t reserved = fast_bytes.fetch_add(size, std::memory_order_relaxed) + size;
-    if (reserved + cached_seen.load(std::memory_order_relaxed) <= budget_seen.load(std::memory_order_relaxed)) {
-      if (FastClass* c = FastClassOf(size, /*claim=*/true)) {
-        for (std::atomic<void*>& slot : c->blocks) {
-          void* empty = nullptr;
-          if (slot.load(std::memory_order_relaxed) == nullptr &&
-              slot.compare_exchange_strong(empty, block, std::memory_order_release, std::memory_order_relaxed)) {
-            return true;
-          }
-        }
+    if (size * kFastSlots > budget_seen.load(std::memory_order_relaxed) / (2 * kFastClasses)) return false;
+    FastClass* c = FastClassOf(size, /*claim=*/true);
+    if (c == nullptr) return false;
+    for (std::atomic<void*>& slot : c->blocks) {
+      void* empty = nullptr;
+      if (slot.load(std::memory_order_relaxed) == nullptr &&
+          slot.compare_exchange_strong(empty, block, std::memory_order_release, std::memory_order_relaxed)) {
+        return true;
       }
     }
-    fast_bytes.fetch_sub(size, std::memory_order_relaxed);
     return false;
+  }
+
+  // Bytes in the slots (a snapshot).
+  size_t FastBytes() const {
+    size_t bytes = 0;
+    for (const FastClass& c : fast) {
+      const size_t size = c.size.load(std::memory_order_acquire);
+      if (size == 0) break;
+      for (const std::atomic<void*>& slot : c.blocks) {
+        if (slot.load(std::memory_order_relaxed) != nullptr) bytes += size;
+      }
+    }
+    return bytes;
   }
 
   // Empties the slots into `out`.
   void DrainFast(std::vector<void*>* out) {
     for (FastClass& c : fast) {
-      const size_t size = c.size.load(std::memory_order_acquire);
-      if (size == 0) break;
+      if (c.size.load(std::memory_order_acquire) == 0) break;
       for (std::atomic<void*>& slot : c.blocks) {
-        if (void* block = slot.exchange(nullptr, std::memory_order_acquire)) {
-          fast_bytes.fetch_sub(size, std::memory_order_relaxed);
-          out->push_back(block);
-        }
+        if (void* block = slot.exchange(nullptr, std::memory_order_acquire)) out->push_back(block);
       }
     }
-  }
-
-  void SetCachedLocked(size_t bytes) REQUIRES(mu) {
-    cached = bytes;
-    cached_seen.store(bytes, std::memory_order_relaxed);
   }
 
   // Moves blocks out until `cached <= limit`; returns them for freeing
@@ -343,7 +340,7 @@ struct BlockCache::State {
       while (!it->second.empty() && cached > limit) {
         out.push_back(it->second.front());  // the oldest of the class
         it->second.erase(it->second.begin());
-        SetCachedLocked(cached - it->first);
+        cached -= it->first;
       }
       it = it->second.empty() ? free.erase(it) : std::next(it);
     }
@@ -388,7 +385,7 @@ void* BlockCache::Allocate(size_t bytes) {
     if (it != state_->free.end() && !it->second.empty()) {
       void* block = it->second.back();
       it->second.pop_back();
-      state_->SetCachedLocked(state_->cached - size);
+      state_->cached -= size;
       return block;
     }
   }
@@ -413,9 +410,9 @@ void BlockCache::Free(void* block, size_t bytes) {
   if (size >= kMinBytes) {
     if (state_->PutFast(block, size)) return;
     MutexLock lock(&state_->mu);
-    if (state_->cached + state_->fast_bytes.load(std::memory_order_relaxed) + size <= state_->budget) {
+    if (state_->cached + size <= state_->budget - state_->budget / 2) {  // the other half: the slots'
       state_->free[size].push_back(block);
-      state_->SetCachedLocked(state_->cached + size);
+      state_->cached += size;
       return;
     }
   }
@@ -424,7 +421,7 @@ void BlockCache::Free(void* block, size_t bytes) {
 
 size_t BlockCache::cached_bytes() const {
   MutexLock lock(&state_->mu);
-  return state_->cached + state_->fast_bytes.load(std::memory_order_relaxed);
+  return state_->cached + state_->FastBytes();
 }
 
 size_t BlockCache::budget_bytes() const {
@@ -457,9 +454,11 @@ void BlockCache::SetBudgetForTesting(size_t bytes) {
     g_mid_enabled.store(bytes > 0, std::memory_order_relaxed);
     out = state_->EvictLocked(bytes);
   }
-  // The slots are emptied too (the next frees refill them within the new
-  // budget).
+  // The slots are emptied and their classes forgotten (no other thread uses
+  // the cache now: see the header), so that each test starts from a fresh
+  // table.
   state_->DrainFast(&out);
+  for (State::FastClass& c : state_->fast) c.size.store(0, std::memory_order_release);
   for (void* b : out) std::free(b);
 }
 

@@ -13,12 +13,12 @@
 //
 // Blocks of kMinBytes and more are rounded up to a size class (a multiple of
 // kGranule) and cached on free, newest first, up to a byte budget
-// (SLUICE_BLOCK_CACHE_MB, default 256; 0 turns the cache off; two threads
-// freeing at the same moment may each pass it by one block); beyond it
-// they go back to malloc. The first few blocks of each of the first few
-// classes wait in lock-free slots (one exchange to take or give one), the
-// rest under a mutex. Off under AddressSanitizer, so that a use after
-// free of a tensor stays detectable.
+// (SLUICE_BLOCK_CACHE_MB, default 256; 0 turns the cache off); beyond it
+// they go back to malloc. Half of the budget is for lock-free slots, a few
+// for each of the first few classes whose slots all fit in a sixteenth of
+// the budget (one exchange to take or give a block); the other half for
+// blocks kept under a mutex. Off under AddressSanitizer, so that a use
+// after free of a tensor stays detectable.
 //
 // Mid-size blocks (over kMidMinBytes, up to kMidMaxBytes: a 4 KiB queue
 // element, a small batch) are beyond glibc's per-thread cache (1032 bytes),
@@ -79,7 +79,9 @@ class BlockCache {
   // Gives every cached block back to malloc (the calling thread's mid-size
   // blocks too).
   void Trim();
-  // For tests: replaces the budget (0: off), trimming what no longer fits.
+  // For tests: replaces the budget (0: off), trimming what no longer fits,
+  // and forgets which size classes have lock-free slots. REQUIRES: no
+  // other thread uses the cache meanwhile.
   void SetBudgetForTesting(size_t bytes);
 
  private:

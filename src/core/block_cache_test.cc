@@ -199,7 +199,9 @@ TEST_F(BlockCacheTest, BudgetZeroTurnsTheMidSizeCacheOff) {
 }
 
 TEST_F(BlockCacheTest, BudgetBoundsWhatIsKept) {
-  BlockCache::Get().SetBudgetForTesting(size_t{2} << 20);  // room for three 640 KiB blocks
+  // Room for one 640 KiB block: half the budget, since blocks this large
+  // get no lock-free slots (4 of them would pass a sixteenth of it).
+  BlockCache::Get().SetBudgetForTesting(size_t{2} << 20);
   {
     std::vector<Tensor> many;
     for (int i = 0; i < 10; ++i) many.emplace_back(DType::kUInt8, TensorShape({kLarge}));
@@ -210,6 +212,19 @@ TEST_F(BlockCacheTest, BudgetBoundsWhatIsKept) {
   EXPECT_EQ(BlockCache::Get().cached_bytes(), 0u);
   { Tensor t(DType::kUInt8, TensorShape({kLarge})); }
   EXPECT_EQ(BlockCache::Get().cached_bytes(), 0u);  // off: nothing kept
+}
+
+// Half the budget for the lock-free slots, half for the blocks under the
+// mutex: 256 KiB blocks under a 16 MiB budget get their class's 4 slots
+// (1 MiB, a sixteenth of the budget), and 32 more blocks (8 MiB) are kept.
+TEST_F(BlockCacheTest, TheSlotsAndTheLockedBlocksShareTheBudget) {
+  BlockCache& cache = BlockCache::Get();
+  cache.SetBudgetForTesting(size_t{16} << 20);
+  constexpr size_t kBlock = BlockCache::kMinBytes;
+  std::vector<void*> blocks;
+  for (int i = 0; i < 100; ++i) blocks.push_back(cache.Allocate(kBlock));
+  for (void* b : blocks) cache.Free(b, kBlock);
+  EXPECT_EQ(cache.cached_bytes(), 4 * kBlock + (size_t{8} << 20));
 }
 
 TEST_F(BlockCacheTest, TrimGivesEverythingBack) {
@@ -255,7 +270,8 @@ TEST_F(BlockCacheTest, LargeBlocksFreedOnOneThreadServeAnotherNewestFirst) {
 // blocks of one class than it has slots: every block is still kept and
 // reused.
 TEST_F(BlockCacheTest, EveryClassAndEveryBlockIsKeptBeyondTheLockFreeSlots) {
-  constexpr int kClasses = 10;  // 54 MiB in all: within the test's 64 MiB budget
+  BlockCache::Get().SetBudgetForTesting(size_t{256} << 20);  // the default
+  constexpr int kClasses = 10;  // 54 MiB in all: within either half of the budget
   constexpr int kPerClass = 6;
   auto bytes_of = [](int c) { return kLarge + c * 64 * 1024; };  // one 64 KiB class apart
   std::vector<const void*> made;
