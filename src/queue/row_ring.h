@@ -180,8 +180,11 @@ class RowRing {
     std::atomic<uint64_t> lap{kNoLap};
     // The last lap pushed whole (TryPushBatch, PushBatch), stored once all
     // its rows are published: TryPopRows checks this word instead of the
-    // rows' sequence words. kNoLap before the first.
-    std::atomic<uint64_t> whole{kNoLap};
+    // rows' sequence words. kNoLap before the first. On a line of its own:
+    // a dequeue_many that polls it while the next batch is being installed
+    // then leaves `data` and `lap` to the pushing core (64 B many64 1x1:
+    // 261-281 -> 283-300 M/s, three alternating runs, 2026-11-27).
+    alignas(64) std::atomic<uint64_t> whole{kNoLap};
     Element data;  // [kBatchRows] + shape per component; empty between laps
     // Whether `data` is a pushed batch (never pooled), not pool buffers.
     // Written before the lap's rows are published, read by the last
