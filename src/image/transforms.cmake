@@ -3,12 +3,14 @@
 list(APPEND SLUICE_IMAGE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/resize.cc
   ${CMAKE_CURRENT_LIST_DIR}/resize_kernels.cc
+  ${CMAKE_CURRENT_LIST_DIR}/resize_v1.cc
   ${CMAKE_CURRENT_LIST_DIR}/geometry.cc
   ${CMAKE_CURRENT_LIST_DIR}/color.cc
   ${CMAKE_CURRENT_LIST_DIR}/normalize.cc
   ${CMAKE_CURRENT_LIST_DIR}/sample_distorted_bounding_box.cc)
 list(APPEND SLUICE_IMAGE_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/resize_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/resize_v1_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/geometry_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/color_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/normalize_test.cc

@@ -1,9 +1,11 @@
-// Resizing: tf.image.resize (TF2 semantics) and ResizeFlipNormalize, the fused
-// resize -> horizontal flip -> normalise path of training pipelines.
+// Resizing: tf.image.resize (TF2 semantics), TF 1's resize ops (ResizeV1,
+// ResizeImagesV1: align_corners and legacy pixel centres), and
+// ResizeFlipNormalize, the fused resize -> horizontal flip -> normalise path
+// of training pipelines.
 //
-// Every method is a separable two-pass resampler: weights and source indices
-// are precomputed once per axis, then each needed input row is filtered
-// horizontally into a float32 buffer and output rows are accumulated
+// Each of Resize's methods is a separable two-pass resampler: weights and
+// source indices are precomputed once per axis, then each needed input row is
+// filtered horizontally into a float32 buffer and output rows are accumulated
 // vertically (a contiguous multiply-add over width * channels that the
 // compiler vectorises). Sampling follows TF2's tf.image.resize exactly:
 //   kBilinear         ResizeBilinear, half_pixel_centers=True
@@ -82,6 +84,63 @@ Result<Tensor> Resize(const Tensor& images, const ResizeOptions& options);
 // Errors: Resize's, and InvalidArgument if a target size is <= 0.
 Result<Tensor> ResizeWithPad(const Tensor& images, int64_t target_height, int64_t target_width,
                              ResizeMethod method = ResizeMethod::kBilinear, bool antialias = false);
+
+// TF 1's resize kernels: the ResizeBilinear, ResizeNearestNeighbor,
+// ResizeBicubic and ResizeArea ops with their align_corners and
+// half_pixel_centers attributes (tf.compat.v1.image.resize_bilinear, ...).
+// Only the first four ResizeMethods exist here. Sampling follows TF's
+// kernels (image_resizer_state.h), which differ from Resize's TF2 rules:
+//   scale        in / out, or (in - 1) / (out - 1) with align_corners when
+//                in > 1 and out > 1 (float32);
+//   source       legacy (the default): i * scale, pixel corners at integers;
+//                half_pixel_centers: (i + 0.5) * scale - 0.5;
+//   bilinear     lerp of the two neighbours, edges clamped;
+//   nearest      floor of the source (legacy: i * scale; half pixel:
+//                (i + 0.5) * scale, no -0.5), or round half away from zero
+//                with align_corners; the input dtype is kept;
+//   bicubic      legacy: Keys a = -0.75, the four taps clamped to the edge
+//                (edge pixels repeated); half_pixel_centers: a = -0.5, taps
+//                off the image dropped and the rest renormalised; both from
+//                TF's 1024-entry weight table;
+//   area         exact box average over [i * scale, (i + 1) * scale) (TF has
+//                no half_pixel_centers for it: it was always centred).
+// Float32 arithmetic in TF's order, so results equal TF's to a few ulps.
+struct ResizeV1Options {
+  int64_t height = 0;  // size[0], > 0
+  int64_t width = 0;   // size[1], > 0
+  // kBilinear, kNearestNeighbor, kBicubic or kArea.
+  ResizeMethod method = ResizeMethod::kBilinear;
+  bool align_corners = false;
+  // Not with align_corners, nor with kArea.
+  bool half_pixel_centers = false;
+};
+
+// One of TF 1's resize ops on `images`, [h, w, c] or [n, h, w, c] (TF's ops
+// take rank 4 only; rank 3 is a convenience). Dtypes: uint8, int8, uint16,
+// int16, int32, int64, float32, float64 (each value read as float32, as TF
+// does); kNearestNeighbor also float16 and bfloat16. Output: float32, or the
+// input dtype for kNearestNeighbor, of rank and batch of the input.
+// Errors (InvalidArgument, naming the op, e.g. "resize_bilinear", with TF's
+// wording): rank not 3 or 4; zero channels; an input of zero height or
+// width; height or width <= 0; half_pixel_centers with align_corners or
+// kArea; another method; an unsupported dtype.
+Result<Tensor> ResizeV1(const Tensor& images, const ResizeV1Options& options);
+
+// The arguments of tf.compat.v1.image.resize_images after `images`.
+struct ResizeImagesV1Options {
+  int64_t height = 0;
+  int64_t width = 0;
+  ResizeMethod method = ResizeMethod::kBilinear;  // as ResizeV1Options
+  bool align_corners = false;
+  // As ResizeOptions::preserve_aspect_ratio.
+  bool preserve_aspect_ratio = false;
+};
+
+// tf.compat.v1.image.resize_images: ResizeV1 (legacy pixel centres), except
+// that an output size equal to the input's returns a copy of `images` in its
+// own dtype (TF returns the input when the sizes match, before any check).
+// Errors: ResizeV1's, naming "resize_images".
+Result<Tensor> ResizeImagesV1(const Tensor& images, const ResizeImagesV1Options& options);
 
 // Options of ResizeFlipNormalize: the resize of a (cropped) image, an optional
 // mirror, then Normalize's per-channel (x / 255 - mean) / stddev and layout.
