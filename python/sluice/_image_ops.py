@@ -7,10 +7,12 @@ float32 except for "nearest"). Random ops take an integer ``seed``: the same
 seed gives the same result (TF's random stream is not reproduced); with
 ``seed=None`` a fresh seed is drawn from the OS.
 
-Tolerances against TensorFlow 2.21 (checked in python/src/test_image_ops.py):
-geometric ops and convert_image_dtype are exact; resize is within 2e-4 on
-0..255 inputs (float32 rounding in a different summation order); colour ops
-within 1e-5 on [0, 1] floats and +-1 on integer images.
+Tolerances against TensorFlow 2.21 (checked in python/src/test_image_ops.py
+and test_image_resize_v1.py): geometric ops and convert_image_dtype are
+exact; resize is within 2e-4 on 0..255 inputs (float32 rounding in a
+different summation order); TF 1's resize ops (resize_images,
+resize_bilinear, ...) within 1e-4 (nearest exact); colour ops within 1e-5 on
+[0, 1] floats and +-1 on integer images.
 """
 
 import enum
@@ -20,10 +22,17 @@ import numpy as np
 
 from sluice import _core
 from sluice import dtypes as _dtypes
+from sluice import errors as _errors
 
 __all__ = [
     "ResizeMethod",
+    "ResizeMethodV1",
     "resize",
+    "resize_images",
+    "resize_bilinear",
+    "resize_nearest_neighbor",
+    "resize_bicubic",
+    "resize_area",
     "resize_with_pad",
     "resize_flip_normalize",
     "decode_random_resized_crop",
@@ -69,6 +78,19 @@ class ResizeMethod(str, enum.Enum):
     LANCZOS5 = "lanczos5"
     GAUSSIAN = "gaussian"
     MITCHELLCUBIC = "mitchellcubic"
+
+
+class ResizeMethodV1(enum.IntEnum):
+    """tf.compat.v1.image.ResizeMethod: TF 1's integer method codes.
+
+    resize_images also takes the matching ResizeMethod members and their
+    strings ("bilinear", "nearest", "bicubic", "area"), as TF 1 does.
+    """
+
+    BILINEAR = 0
+    NEAREST_NEIGHBOR = 1
+    BICUBIC = 2
+    AREA = 3
 
 
 def _array(x):
@@ -201,6 +223,127 @@ def resize_flip_normalize(image, size, mean=(), std=(), *, method=ResizeMethod.B
     return _core.image_resize_flip_normalize(a, d, h, w, _method(method), bool(antialias), window, bool(flip),
                                              [float(v) for v in np.ravel(mean)],
                                              [float(v) for v in np.ravel(std)], str(data_format))
+
+
+# ---- TF 1's resize ops ------------------------------------------------------------
+
+_V1_METHOD_NAMES = {0: "bilinear", 1: "nearest", 2: "bicubic", 3: "area"}
+
+
+def _method_v1(method):
+    """The C++ name of a TF 1 method: a ResizeMethodV1 code or a ResizeMethod string."""
+    if isinstance(method, (str, ResizeMethod)):
+        name = _method(method)
+        if name in _V1_METHOD_NAMES.values():
+            return name
+    elif isinstance(method, (int, np.integer)) and int(method) in _V1_METHOD_NAMES:
+        return _V1_METHOD_NAMES[int(method)]
+    raise ValueError(f"Resize method is not implemented: {method}")
+
+
+def _size_v1(size, error):
+    """(new_height, new_width) from a 1-D integer sequence of 2; `error` (str) -> exception."""
+    s = np.asarray(size)
+    if s.dtype.kind not in "iu":
+        raise error("'size' must be a 1-D int32 Tensor")
+    if s.shape != (2,):
+        raise error(f"'size' must be a 1-D Tensor of 2 elements: new_height, new_width, got shape {list(s.shape)}")
+    return int(s[0]), int(s[1])
+
+
+def _invalid(message):
+    return _errors.InvalidArgumentError(None, None, message)
+
+
+def _resize_op(images, size, method, align_corners, half_pixel_centers):
+    """One of TF 1's raw resize ops: 4-D images only, as TF's kernels."""
+    a, d = _arg(images)
+    if a.ndim != 4:
+        raise _invalid("input must be 4-dimensional[%s]" % ",".join(str(n) for n in a.shape))
+    h, w = _size_v1(size, _invalid)
+    if method != "nearest" and a.dtype == np.float16:
+        a, d = _arg(a.astype(np.float32))  # TF reads every value as float32 anyway
+    return _core.image_resize_v1(a, d, h, w, method, bool(align_corners), bool(half_pixel_centers))
+
+
+def resize_images(images, size, method=ResizeMethodV1.BILINEAR, align_corners=False, preserve_aspect_ratio=False,
+                  name=None):
+    """tf.compat.v1.image.resize_images (also tf.compat.v1.image.resize): TF 1's resize.
+
+    Not tf.image.resize: pixel centres follow TF 1's legacy rule (source
+    coordinate i * in / out, or (in - 1) / (out - 1) with ``align_corners``),
+    and bicubic is Keys' kernel with a = -0.75 clamped at the edges; the values
+    differ from resize()'s by up to tens of grey levels.
+
+    ``images``: [h, w, c] or [n, h, w, c]. ``size``: (new_height,
+    new_width), integers. ``method``: a ResizeMethodV1 code (BILINEAR=0,
+    NEAREST_NEIGHBOR=1, BICUBIC=2, AREA=3) or the string of one of those four
+    methods ("bilinear", "nearest", "bicubic", "area"). ``preserve_aspect_ratio``:
+    fit inside ``size`` keeping the aspect ratio. ``name`` is ignored.
+    Returns float32, except: NEAREST_NEIGHBOR keeps the input dtype, and when
+    the output size equals the input's the images come back unchanged (a copy
+    in their own dtype), as in TF.
+    Raises ValueError for a rank other than 3 or 4, a ``size`` that is not two
+    integers, or an unknown method; InvalidArgumentError for a size <= 0 or
+    an empty image.
+    """
+    del name
+    a, d = _arg(images)
+    if a.ndim not in (3, 4):
+        raise ValueError("'images' must have either 3 or 4 dimensions.")
+    h, w = _size_v1(size, ValueError)
+    m = _method_v1(method)
+    if m != "nearest" and a.dtype == np.float16:
+        out = _core.image_resize_images_v1(*_arg(a.astype(np.float32)), h, w, m, bool(align_corners),
+                                           bool(preserve_aspect_ratio))
+        return out.astype(np.float16) if out.shape == a.shape else out  # same size: the input, as TF
+    return _core.image_resize_images_v1(a, d, h, w, m, bool(align_corners), bool(preserve_aspect_ratio))
+
+
+def resize_bilinear(images, size, align_corners=False, name=None, half_pixel_centers=False):
+    """tf.compat.v1.image.resize_bilinear (the ResizeBilinear op): float32 output.
+
+    ``images``: 4-D [n, h, w, c]. Default (legacy) sampling: output i reads
+    source i * in / out; ``align_corners``: i * (in - 1) / (out - 1);
+    ``half_pixel_centers`` (not with align_corners): (i + 0.5) * in / out - 0.5,
+    tf.image.resize's rule. InvalidArgumentError for bad shapes, sizes or
+    arguments, as TF's kernel.
+    """
+    del name
+    return _resize_op(images, size, "bilinear", align_corners, half_pixel_centers)
+
+
+def resize_nearest_neighbor(images, size, align_corners=False, name=None, half_pixel_centers=False):
+    """tf.compat.v1.image.resize_nearest_neighbor (ResizeNearestNeighbor): keeps the dtype.
+
+    Source index floor(i * in / out) by default; round(i * (in - 1) / (out -
+    1)) (half away from zero) with ``align_corners``; floor((i + 0.5) * in /
+    out) with ``half_pixel_centers``. Exactly TF's pixels.
+    """
+    del name
+    return _resize_op(images, size, "nearest", align_corners, half_pixel_centers)
+
+
+def resize_bicubic(images, size, align_corners=False, name=None, half_pixel_centers=False):
+    """tf.compat.v1.image.resize_bicubic (ResizeBicubic): float32 output.
+
+    Legacy (default): Keys' cubic with a = -0.75, taps past the edge repeat the
+    edge pixel. ``half_pixel_centers``: a = -0.5, taps past the edge dropped
+    and the rest renormalised (tf.image.resize's bicubic). Values overshoot
+    the input range, as TF's.
+    """
+    del name
+    return _resize_op(images, size, "bicubic", align_corners, half_pixel_centers)
+
+
+def resize_area(images, size, align_corners=False, name=None):
+    """tf.compat.v1.image.resize_area (ResizeArea): float32 box averages.
+
+    Output i averages source [i * s, (i + 1) * s), s = in / out (or (in - 1) /
+    (out - 1) with ``align_corners``), each cell weighted by its covered length.
+    """
+    del name
+    return _resize_op(images, size, "area", align_corners, False)
 
 
 # ---- geometry -----------------------------------------------------------------

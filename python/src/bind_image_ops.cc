@@ -91,6 +91,29 @@ void BindResize(nb::module_& m) {
     o.antialias = antialias;
     return Run([&] { return img::Resize(t, o); });
   });
+  // TF 1's resize ops (ResizeV1) and tf.compat.v1.image.resize_images.
+  m.def("image_resize_v1", [](nb::handle images, int dtype, int64_t height, int64_t width, const std::string& method,
+                              bool align_corners, bool half_pixel_centers) {
+    Tensor t = ImageArg(images, dtype);
+    img::ResizeV1Options o;
+    o.height = height;
+    o.width = width;
+    o.method = Method(method);
+    o.align_corners = align_corners;
+    o.half_pixel_centers = half_pixel_centers;
+    return Run([&] { return img::ResizeV1(t, o); });
+  });
+  m.def("image_resize_images_v1", [](nb::handle images, int dtype, int64_t height, int64_t width,
+                                     const std::string& method, bool align_corners, bool preserve_aspect_ratio) {
+    Tensor t = ImageArg(images, dtype);
+    img::ResizeImagesV1Options o;
+    o.height = height;
+    o.width = width;
+    o.method = Method(method);
+    o.align_corners = align_corners;
+    o.preserve_aspect_ratio = preserve_aspect_ratio;
+    return Run([&] { return img::ResizeImagesV1(t, o); });
+  });
   m.def("image_resize_with_pad", [](nb::handle images, int dtype, int64_t target_height, int64_t target_width,
                                     const std::string& method, bool antialias) {
     Tensor t = ImageArg(images, dtype);
