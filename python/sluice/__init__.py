@@ -6,6 +6,11 @@ and ``sluice.errors`` keep TensorFlow's names and arguments, so porting a
 tf.compat.v1 input pipeline is a change of import. Operations run at once
 (as tf.queue in eager mode) in a C++ engine that releases the GIL while it
 waits.
+
+TF 1's top-level names are here too, as tf.compat.v1 has them
+(``sluice.FIFOQueue``, ``sluice.TFRecordReader``, ``sluice.parse_example``,
+``sluice.decode_csv``, ``sluice.cast``, ``sluice.string_to_number``,
+``sluice.python_io``, ...): the same objects as the layer modules'.
 """
 
 from sluice import errors
@@ -18,10 +23,21 @@ from sluice import queue
 from sluice import train
 from sluice import io
 from sluice import image
+from sluice import python_io
 from sluice.sparse_tensor import *  # noqa: F401,F403  SparseTensor, RaggedTensor
+
+# TF 1's top-level names (tf.compat.v1.FIFOQueue, tf.compat.v1.TFRecordReader,
+# tf.compat.v1.parse_example, ...): the same objects as the layer modules'.
+from sluice.queue import (QueueBase, FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue,
+                          PriorityQueue)
+from sluice.io import (ReaderBase, TFRecordReader, TextLineReader, FixedLengthRecordReader,
+                       WholeFileReader, IdentityReader, parse_single_example, parse_example,
+                       parse_single_sequence_example, FixedLenFeature, VarLenFeature, SparseFeature,
+                       FixedLenSequenceFeature, decode_raw, decode_csv)
+from sluice._convert_ops import cast, string_to_number
 
 __version__ = "0.1.0"
 
 # `from sluice import *` gives the modules, not the dtype names (`bool` would
 # shadow the builtin).
-__all__ = ["errors", "dtypes", "queue", "train", "io", "image", "DType", "as_dtype"]
+__all__ = ["errors", "dtypes", "queue", "train", "io", "image", "python_io", "DType", "as_dtype"]
