@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "core/fork.h"
 #include "sluice/core/cancellation.h"
 #include "sluice/core/mutex.h"
 
@@ -31,6 +32,12 @@ struct QueueRunner::Shared {
   // Op threads of the last CreateThreads that have not ended (TF's
   // runs-per-session count): created, started or not.
   int runs GUARDED_BY(mu) = 0;
+  // CreateThreads calls that made threads.
+  int64_t thread_sets GUARDED_BY(mu) = 0;
+  // The last op thread of the latest set ran the close op: the input ended.
+  bool input_exhausted GUARDED_BY(mu) = false;
+  // The fork generation of the latest CreateThreads (see ~QueueRunner).
+  uint64_t generation GUARDED_BY(mu) = 0;
   // Threads inside their body right now (all kinds).
   int live_threads GUARDED_BY(mu) = 0;
   int live_op_threads GUARDED_BY(mu) = 0;
@@ -95,6 +102,7 @@ void QueueRunner::Shared::RunOpThread(size_t op, const std::shared_ptr<Coordinat
       if (last) {
         close_op().IgnoreError();  // e.g. already closed
         MutexLock lock(&mu);
+        input_exhausted = true;
         --runs;
       }
       counted = true;
@@ -165,6 +173,12 @@ QueueRunner::~QueueRunner() {
   bool ops_running;
   {
     MutexLock lock(&s.mu);
+    if (s.thread_sets > 0 && s.generation != sluice::internal::ForkGeneration()) {
+      // A fork() child: the threads never existed here, and the locks they
+      // held (the queue's, the ops') may never be released. Touch nothing.
+      new std::shared_ptr<Shared>(shared_);  // NOLINT: leaked on purpose
+      return;
+    }
     s.shutting_down.store(true, std::memory_order_release);
     ops_running = s.live_op_threads > 0;
   }
@@ -182,6 +196,9 @@ std::vector<std::shared_ptr<Thread>> QueueRunner::CreateThreads(std::shared_ptr<
     MutexLock lock(&shared_->mu);
     if (shared_->runs > 0) return {};
     shared_->runs = static_cast<int>(n);
+    ++shared_->thread_sets;
+    shared_->input_exhausted = false;
+    shared_->generation = sluice::internal::ForkGeneration();
     shared_->exceptions.clear();
   }
   const std::string prefix = StrCat("QueueRunnerThread-", name(), "-");
@@ -210,6 +227,21 @@ std::vector<std::shared_ptr<Thread>> QueueRunner::CreateThreads(std::shared_ptr<
     for (const auto& t : threads) t->Start();
   }
   return threads;
+}
+
+bool QueueRunner::running() const {
+  MutexLock lock(&shared_->mu);
+  return shared_->runs > 0 && shared_->generation == sluice::internal::ForkGeneration();
+}
+
+bool QueueRunner::has_run() const {
+  MutexLock lock(&shared_->mu);
+  return shared_->thread_sets > 0;
+}
+
+bool QueueRunner::input_exhausted() const {
+  MutexLock lock(&shared_->mu);
+  return shared_->input_exhausted;
 }
 
 std::vector<Status> QueueRunner::exceptions_raised() const {

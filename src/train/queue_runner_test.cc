@@ -4,11 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sluice/train/queue_runner_registry.h"
@@ -478,6 +482,129 @@ TEST_F(DefaultRegistryTest, ClearForgetsTheRunners) {
   QueueRunnerRegistry::Default().Clear();
   EXPECT_TRUE(QueueRunnerRegistry::Default().runners().empty());
   EXPECT_TRUE(StartQueueRunners().empty());
+}
+
+TEST_F(DefaultRegistryTest, AScopedRegistryIsCurrentOnItsThreadOnly) {
+  QueueRunnerRegistry outer, inner;
+  EXPECT_EQ(&QueueRunnerRegistry::Current(), &QueueRunnerRegistry::Default());
+  {
+    ScopedQueueRunnerRegistry scope_outer(&outer);
+    EXPECT_EQ(&QueueRunnerRegistry::Current(), &outer);
+    {
+      ScopedQueueRunnerRegistry scope_inner(&inner);
+      EXPECT_EQ(&QueueRunnerRegistry::Current(), &inner);
+      auto q = NewInt64Queue(-1);
+      QueueRunnerOptions options;
+      options.queue = q;
+      options.enqueue_ops = {CountUpTo(q, 1)};
+      AddQueueRunner(NewRunner(std::move(options)));  // into `inner`
+      const QueueRunnerRegistry* seen_elsewhere = nullptr;
+      std::thread([&] { seen_elsewhere = &QueueRunnerRegistry::Current(); }).join();
+      EXPECT_EQ(seen_elsewhere, &QueueRunnerRegistry::Default());
+    }
+    EXPECT_EQ(&QueueRunnerRegistry::Current(), &outer);
+  }
+  EXPECT_EQ(&QueueRunnerRegistry::Current(), &QueueRunnerRegistry::Default());
+  EXPECT_EQ(inner.runners().size(), 1u);
+  EXPECT_TRUE(outer.runners().empty());
+  EXPECT_TRUE(QueueRunnerRegistry::Default().runners().empty());
+}
+
+TEST(QueueRunnerTest, TheRunnerSaysWhetherItRanAndWhyItsThreadsEnded) {
+  auto q = NewInt64Queue(-1);
+  QueueRunnerOptions options;
+  options.queue = q;
+  options.enqueue_ops = {CountUpTo(q, 2)};
+  auto runner = NewRunner(std::move(options));
+  EXPECT_FALSE(runner->has_run());
+  EXPECT_FALSE(runner->running());
+  auto coord = std::make_shared<Coordinator>();
+  auto threads = runner->CreateThreads(coord, /*start=*/false);
+  EXPECT_TRUE(runner->has_run());
+  EXPECT_TRUE(runner->running());  // created, not started
+  for (const auto& t : threads) t->Start();
+  EXPECT_EQ(DrainUntilClosed(*q).size(), 2u);
+  coord->RequestStop();
+  EXPECT_TRUE(IsOk(coord->Join(threads)));
+  EXPECT_FALSE(runner->running());
+  EXPECT_TRUE(runner->input_exhausted());
+
+  auto full = NewInt64Queue(1);
+  QueueRunnerOptions forever;
+  forever.queue = full;
+  forever.enqueue_ops = {EnqueueForever(full, std::make_shared<Counter>())};
+  auto stopped = NewRunner(std::move(forever));
+  auto coord2 = std::make_shared<Coordinator>();
+  auto threads2 = stopped->CreateThreads(coord2, /*start=*/true);
+  coord2->RequestStop();
+  EXPECT_TRUE(IsOk(coord2->Join(threads2)));
+  EXPECT_FALSE(stopped->running());
+  EXPECT_FALSE(stopped->input_exhausted());  // stopped, not exhausted
+}
+
+TEST(QueueRunnerTest, StartQueueRunnersNeverRestartsARunnerWhoseThreadsEnded) {
+  QueueRunnerRegistry registry;
+  auto q = NewInt64Queue(-1);
+  QueueRunnerOptions options;
+  options.queue = q;
+  options.enqueue_ops = {CountUpTo(q, 3)};
+  AddQueueRunner(NewRunner(std::move(options)), &registry);
+  auto coord = std::make_shared<Coordinator>();
+  auto threads = StartQueueRunners(coord, /*start=*/true, &registry);
+  ASSERT_EQ(threads.size(), 2u);
+  EXPECT_EQ(DrainUntilClosed(*q).size(), 3u);
+  coord->RequestStop();
+  EXPECT_TRUE(IsOk(coord->Join(threads)));
+
+  // A second start (a new coordinator, as a second phase of a program) finds
+  // the runner's run over: its queue is closed, and it is not started again.
+  auto coord2 = std::make_shared<Coordinator>();
+  EXPECT_TRUE(StartQueueRunners(coord2, /*start=*/true, &registry).empty());
+  EXPECT_TRUE(q->is_closed());
+}
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SLUICE_TEST_TSAN 1
+#endif
+#endif
+
+TEST(QueueRunnerTest, AForkChildDropsTheParentsRunnersWithoutWaitingForThem) {
+#ifdef SLUICE_TEST_TSAN
+  GTEST_SKIP() << "fork() of a multithreaded process under ThreadSanitizer";
+#else
+  auto full = NewInt64Queue(1);
+  QueueRunnerOptions options;
+  options.queue = full;
+  options.enqueue_ops = {EnqueueForever(full, std::make_shared<Counter>())};
+  auto runner = NewRunner(std::move(options));
+  auto coord = std::make_shared<Coordinator>();
+  auto threads = runner->CreateThreads(coord, /*start=*/true);
+  while (full->size() < 1) std::this_thread::sleep_for(1ms);  // the op thread is blocked on the full queue
+
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // The child: the parent's threads do not exist here.
+    int code = 0;
+    for (const auto& t : threads) {
+      if (t->is_alive()) code = 1;
+      if (!t->JoinFor(1s)) code = 2;
+    }
+    if (runner->running()) code = 3;
+    runner.reset();  // must neither wait nor run the cancel op
+    _exit(code);
+  }
+  int status = 0;
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  EXPECT_TRUE(runner->running());  // the parent's threads still run
+  coord->RequestStop();
+  EXPECT_TRUE(IsOk(coord->Join(threads)));
+#endif
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/fork.h"
 #include "sluice/core/mutex.h"
 #include "sluice/core/thread_pool.h"
 #include "train/deadline.h"
@@ -18,7 +19,15 @@ struct Thread::State {
   std::function<void()> body GUARDED_BY(mu);  // taken by the OS thread
   bool started GUARDED_BY(mu) = false;
   bool finished GUARDED_BY(mu) = false;
+  // The fork generation Start() ran in: in a fork() child the OS thread does
+  // not exist, so the thread counts as finished there.
+  uint64_t generation GUARDED_BY(mu) = 0;
   std::thread thread GUARDED_BY(mu);
+
+  // True if the OS thread ran or runs in this process and has not finished.
+  bool AliveLocked() const REQUIRES(mu) {
+    return started && !finished && generation == sluice::internal::ForkGeneration();
+  }
   std::vector<std::function<void()>> exit_callbacks GUARDED_BY(mu);
 };
 
@@ -36,12 +45,18 @@ Thread::Thread(std::string name, std::function<void()> body)
 Thread::~Thread() {
   std::thread thread;
   bool finished;
+  bool forked;
   {
     MutexLock lock(&state_->mu);
     thread = std::move(state_->thread);
     finished = state_->finished;
+    forked = state_->generation != sluice::internal::ForkGeneration();
   }
   if (!thread.joinable()) return;
+  if (forked) {  // the parent's thread: neither joinable nor detachable here
+    new std::thread(std::move(thread));  // NOLINT: leaked on purpose
+    return;
+  }
   if (finished && thread.get_id() != std::this_thread::get_id()) {
     thread.join();  // only its exit callbacks may still be running
   } else {
@@ -74,13 +89,14 @@ bool Thread::Start() {
     for (auto& callback : callbacks) callback();
   });
   state_->started = true;  // after the constructor, which may throw
+  state_->generation = sluice::internal::ForkGeneration();
   return true;
 }
 
 void Thread::Join() {
   assert(!is_current_thread() && "a thread cannot join itself");
   MutexLock lock(&state_->mu);
-  while (state_->started && !state_->finished) state_->finished_cv.Wait(&state_->mu);
+  while (state_->AliveLocked()) state_->finished_cv.Wait(&state_->mu);
 }
 
 bool Thread::JoinUntil(Clock::time_point deadline) {
@@ -89,10 +105,10 @@ bool Thread::JoinUntil(Clock::time_point deadline) {
     return true;
   }
   MutexLock lock(&state_->mu);
-  while (state_->started && !state_->finished) {
+  while (state_->AliveLocked()) {
     if (!state_->finished_cv.WaitUntil(&state_->mu, deadline)) break;
   }
-  return !state_->started || state_->finished;
+  return !state_->AliveLocked();
 }
 
 bool Thread::JoinFor(std::chrono::nanoseconds timeout) {
@@ -112,7 +128,7 @@ void Thread::AddExitCallback(std::function<void()> callback) {
 
 bool Thread::is_alive() const {
   MutexLock lock(&state_->mu);
-  return state_->started && !state_->finished;
+  return state_->AliveLocked();
 }
 
 bool Thread::started() const {

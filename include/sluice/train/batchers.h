@@ -92,7 +92,7 @@ struct BatchOptions {
   // made unique in the process. The queue is "<scope>/fifo_queue" (or
   // padding_fifo_queue, random_shuffle_queue).
   std::string name;
-  // Where the runner goes; null: QueueRunnerRegistry::Default().
+  // Where the runner goes; null: QueueRunnerRegistry::Current().
   QueueRunnerRegistry* registry = nullptr;
 };
 

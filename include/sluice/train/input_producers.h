@@ -60,7 +60,7 @@ struct ProducerOptions {
   std::string name;
   // The runner's cancel op; empty: queue->Close(true).
   std::function<Status()> cancel_op;
-  // Where the runner goes; null: QueueRunnerRegistry::Default().
+  // Where the runner goes; null: QueueRunnerRegistry::Current().
   QueueRunnerRegistry* registry = nullptr;
 };
 

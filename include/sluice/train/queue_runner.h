@@ -33,6 +33,9 @@
 // than this queue. Once it has returned, no op of the runner runs again, but a
 // thread's handle may report is_alive() for a moment longer while the thread
 // itself exits (join the handles, e.g. Thread::JoinFor, to wait for that).
+// In a fork() child, destroying a runner whose threads were made before the
+// fork neither waits nor runs the cancel op: those threads, and whatever locks
+// they held, are the parent's (the runner's state is leaked instead).
 #ifndef SLUICE_TRAIN_QUEUE_RUNNER_H_
 #define SLUICE_TRAIN_QUEUE_RUNNER_H_
 
@@ -86,6 +89,17 @@ class QueueRunner {
   // create a thread.
   std::vector<std::shared_ptr<Thread>> CreateThreads(std::shared_ptr<Coordinator> coord = nullptr,
                                                      bool start = false);
+
+  // True while op threads of the latest CreateThreads have not all ended
+  // (created and not started counts). Thread-safe.
+  bool running() const;
+  // True once CreateThreads has made threads (they may have ended since).
+  // Thread-safe.
+  bool has_run() const;
+  // True if the latest set of op threads ended because the input was
+  // exhausted (the last one ran the close op), not by a stop or an error.
+  // Thread-safe.
+  bool input_exhausted() const;
 
   // Errors from op threads that had no coordinator to report to (or whose
   // coordinator was already joined), in order. Thread-safe.

@@ -35,6 +35,9 @@ class QueueRunnerRegistry {
   // The process-wide registry (TF's QUEUE_RUNNERS collection). Never
   // destroyed. Thread-safe.
   static QueueRunnerRegistry& Default();
+  // The innermost registry made current on this thread by a live
+  // ScopedQueueRunnerRegistry, else Default().
+  static QueueRunnerRegistry& Current();
 
   // Appends `runner` (a runner added twice is started once: its second
   // CreateThreads returns nothing). REQUIRES: runner != nullptr. Thread-safe.
@@ -50,12 +53,28 @@ class QueueRunnerRegistry {
   std::vector<std::shared_ptr<QueueRunner>> runners_ GUARDED_BY(mu_);
 };
 
-// Adds `runner` to `registry` (null: the default one).
+// Makes `registry` QueueRunnerRegistry::Current() on the constructing thread
+// for its lifetime (nested scopes stack). Not thread-safe: create and destroy
+// it on the same thread, innermost first. REQUIRES: registry outlives it.
+class ScopedQueueRunnerRegistry {
+ public:
+  explicit ScopedQueueRunnerRegistry(QueueRunnerRegistry* registry);
+  ~ScopedQueueRunnerRegistry();
+  ScopedQueueRunnerRegistry(const ScopedQueueRunnerRegistry&) = delete;
+  ScopedQueueRunnerRegistry& operator=(const ScopedQueueRunnerRegistry&) = delete;
+
+ private:
+  QueueRunnerRegistry* const previous_;
+};
+
+// Adds `runner` to `registry` (null: Current()).
 void AddQueueRunner(std::shared_ptr<QueueRunner> runner, QueueRunnerRegistry* registry = nullptr);
 
-// Calls CreateThreads(coord, start) on every runner of `registry` (null: the
-// default one), in order, and returns all the threads made. Note the default
-// `start = true`, as in TF (CreateThreads defaults to false). Never blocks.
+// Calls CreateThreads(coord, start) on every runner of `registry` (null:
+// Current()), in order, and returns all the threads made. A runner whose
+// threads already ran and ended is skipped (see the file comment); one still
+// running adds none. Note the default `start = true`, as in TF
+// (CreateThreads defaults to false). Never blocks.
 std::vector<std::shared_ptr<Thread>> StartQueueRunners(std::shared_ptr<Coordinator> coord = nullptr,
                                                        bool start = true,
                                                        QueueRunnerRegistry* registry = nullptr);

@@ -70,7 +70,9 @@ class Thread {
 
   // Constant after construction.
   const std::string& name() const { return name_; }
-  // Started, and the body has not returned yet. Thread-safe.
+  // Started, and the body has not returned yet. In a fork() child, a thread
+  // started before the fork is not alive (it does not exist there), and
+  // Join/JoinUntil return at once for it. Thread-safe.
   bool is_alive() const;
   bool started() const;
   // The body has returned. Thread-safe.
