@@ -31,10 +31,12 @@ import itertools
 import logging
 import operator
 import threading
+import time
 
 import numpy as np
 
 from sluice import _core
+from sluice import _graph
 from sluice import dtypes as _dtypes
 from sluice import errors
 from sluice import queue as _queue
@@ -224,6 +226,12 @@ class NativeProducer:
         self._core = core
         self._structure = structure
 
+    def _bind_core(self, core):
+        self._core = core
+
+    def _drop_core(self):
+        self._core = None
+
     @property
     def dtypes(self):
         """The components' dtypes, in order (a dict's by sorted key)."""
@@ -262,8 +270,9 @@ class NativeProducer:
         """
         from sluice import _parsing  # noqa: PLC0415 - sluice._parsing imports the queue layer
         parser = _core.ExampleParser(_parsing._spec(features))
-        core = _build(_core.parse_example_producer, self._core, parser, _as_int(value_index, "value_index"))
-        return NativeProducer(core, _Structure("dict", keys=list(core.names)))
+        index = _as_int(value_index, "value_index")
+        return _native(lambda: _build(_core.parse_example_producer, self._core, parser, index),
+                       lambda core: _Structure("dict", keys=list(core.names)))
 
     def _component(self, component):
         """The index of `component`: an int, or a name (a dict key)."""
@@ -283,10 +292,9 @@ class NativeProducer:
         (InvalidArgumentError) stop the pipeline. ValueError for a component
         that is not a string scalar or bad options.
         """
-        core = _build(_core.decode_jpeg_producer, self._core, self._component(component),
-                      _as_int(channels, "channels"), _as_int(ratio, "ratio"), bool(fancy_upscaling),
-                      dct_method or "")
-        return NativeProducer(core, self._structure)
+        args = (self._component(component), _as_int(channels, "channels"), _as_int(ratio, "ratio"),
+                bool(fancy_upscaling), dct_method or "")
+        return _native(lambda: _build(_core.decode_jpeg_producer, self._core, *args), self._structure)
 
     def map_random_resized_crop(self, size=224, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), flip=True,
                                 mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225), data_format="CHW",
@@ -310,13 +318,13 @@ class NativeProducer:
             height, width = (_as_int(s, "size") for s in size)
         else:
             height = width = _as_int(size, "size")
-        core = _build(_core.random_resized_crop_producer, self._core, self._component(component), height, width,
+        args = (self._component(component), height, width,
                       (float(scale[0]), float(scale[1])), (float(ratio[0]), float(ratio[1])),
                       0.5 if flip else 0.0, [float(m) for m in mean or ()], [float(s) for s in std or ()],
                       str(data_format), str(sampler), str(method), bool(antialias), _as_int(channels, "channels"),
                       _as_int(max_attempts, "max_attempts"), bool(dct_scaling), dct_method or "",
                       _as_int(seed, "seed") & 0xFFFFFFFFFFFFFFFF)
-        return NativeProducer(core, self._structure)
+        return _native(lambda: _build(_core.random_resized_crop_producer, self._core, *args), self._structure)
 
     def map_select(self, components):
         """Only `components`: names (a dict producer of those keys, in sorted order) or indices (a list)."""
@@ -325,10 +333,10 @@ class NativeProducer:
             if len(set(components)) != len(components):
                 raise ValueError("map_select: repeated component names %s" % list(components))
             components = sorted(components, key=str)
-        core = _build(_core.select_producer, self._core, [self._component(c) for c in components])
-        if names:
-            return NativeProducer(core, _Structure("dict", keys=list(components)))
-        return NativeProducer(core, _Structure("list", size=len(components)))
+        indices = [self._component(c) for c in components]
+        structure = (_Structure("dict", keys=list(components)) if names
+                     else _Structure("list", size=len(components)))
+        return _native(lambda: _build(_core.select_producer, self._core, indices), structure)
 
     def map_filter(self, predicate):
         """Only the examples for which `predicate(example)` is true (maybe_batch's keep_input).
@@ -349,7 +357,7 @@ class NativeProducer:
                 _stash_exception(e)
                 raise
 
-        return NativeProducer(_core.filter_producer(self._core, keep), structure)
+        return _native(lambda: _core.filter_producer(self._core, keep), structure)
 
     def map_filter_rows(self, predicate):
         """For a producer of batches: only the rows `predicate(batch)` marks true.
@@ -369,7 +377,7 @@ class NativeProducer:
                 _stash_exception(e)
                 raise
 
-        return NativeProducer(_core.mask_rows_producer(self._core, keep), structure)
+        return _native(lambda: _core.mask_rows_producer(self._core, keep), structure)
 
     def __repr__(self):
         return "<sluice.train.NativeProducer dtypes=%s shapes=%s>" % (
@@ -387,25 +395,41 @@ def read_producer(reader, filename_queue):
     give each reading thread its own reader (``batch_join`` with one producer
     per reader) to read files in parallel.
     """
-    core = _core.reader_producer(reader._reader, _queue_ref(filename_queue))
-    return NativeProducer(core, _Structure("list", size=2))
+    _queue_ref(filename_queue)  # TypeError now for a wrong argument
+    return _native(lambda: _core.reader_producer(reader._reader, _queue_ref(filename_queue)),
+                   _Structure("list", size=2))
 
 
 def read_up_to_producer(reader, filename_queue, num_records):
     """``reader.read_up_to(filename_queue, num_records)`` per call, for ``enqueue_many=True``."""
-    core = _core.reader_up_to_producer(reader._reader, _queue_ref(filename_queue),
-                                       _as_int(num_records, "num_records"))
-    return NativeProducer(core, _Structure("list", size=2))
+    _queue_ref(filename_queue)
+    n = _as_int(num_records, "num_records")
+    return _native(lambda: _core.reader_up_to_producer(reader._reader, _queue_ref(filename_queue), n),
+                   _Structure("list", size=2))
 
 
 def dequeue_producer(queue):
     """``queue.dequeue()`` per call, as a native producer (OutOfRangeError once closed and drained)."""
-    core = _core.dequeue_producer(_queue_ref(queue))
-    names = list(core.names)
-    if names:
-        return NativeProducer(core, _Structure("dict", keys=sorted(names, key=str)))
-    return NativeProducer(core, _Structure("single" if len(core.dtypes) == 1 else "list",
-                                           size=len(core.dtypes)))
+    _queue_ref(queue)
+
+    def structure(core):
+        names = list(core.names)
+        if names:
+            return _Structure("dict", keys=sorted(names, key=str))
+        return _Structure("single" if len(core.dtypes) == 1 else "list", size=len(core.dtypes))
+
+    return _native(lambda: _core.dequeue_producer(_queue_ref(queue)), structure)
+
+
+def _native(recipe, structure):
+    """A NativeProducer built by `recipe` in the default graph (and rebuilt at each new run of it).
+
+    `structure`: the example's _Structure, or a function of the built core giving it.
+    """
+    producer = NativeProducer.__new__(NativeProducer)
+    _graph.track(producer, recipe)
+    producer._structure = structure(producer._core) if callable(structure) else structure
+    return producer
 
 
 def _queue_ref(queue):
@@ -418,11 +442,21 @@ def _queue_ref(queue):
 # ---- input producers -------------------------------------------------------------------------
 
 def _wrap_queue(core_queue):
-    """A sluice.queue.FIFOQueue over a queue made in C++."""
+    """A sluice.queue.FIFOQueue over a queue made in C++ (or a recipe making one, then rebuilt with the graph)."""
     q = _queue.FIFOQueue.__new__(_queue.FIFOQueue)
-    dtypes = [_dtypes.as_dtype(d) for d in core_queue.dtypes]
-    shapes = list(core_queue.shapes) or None  # already tuples with None for unknown dims
-    _queue.QueueBase.__init__(q, dtypes, shapes, list(core_queue.names) or None, core_queue)
+    if callable(core_queue):
+        with _graph.get_default_graph().building():
+            made = core_queue()
+    else:
+        made = core_queue
+    dtypes = [_dtypes.as_dtype(d) for d in made.dtypes]
+    shapes = list(made.shapes) or None  # already tuples with None for unknown dims
+    if callable(core_queue):
+        first, recipe = [made], core_queue  # the first run's queue is the one made above
+
+        def core_queue():
+            return first.pop() if first else recipe()
+    _queue.QueueBase.__init__(q, dtypes, shapes, list(made.names) or None, core_queue)
     return q
 
 
@@ -457,8 +491,8 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
     dtype, value = _infer_component(input_tensor)
     shape = None if element_shape is None else _core_shape(element_shape)
     args = _producer_args(num_epochs, shuffle, seed, capacity, shared_name, name)
-    core = _build(_core.input_producer, value, dtype.as_datatype_enum, shape, *args, _cancel_producer(cancel_op))
-    return _wrap_queue(core)
+    return _wrap_queue(lambda: _build(_core.input_producer, value, dtype.as_datatype_enum, shape, *args,
+                                      _cancel_producer(cancel_op)))
 
 
 def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=None, capacity=32,
@@ -486,16 +520,14 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
         else:
             raise TypeError("Expected string, but got %r of type '%s'." % (s, type(s).__name__))
     args = _producer_args(num_epochs, shuffle, seed, capacity, shared_name, name)
-    core = _build(_core.string_input_producer, strings, *args, _cancel_producer(cancel_op))
-    return _wrap_queue(core)
+    return _wrap_queue(lambda: _build(_core.string_input_producer, strings, *args, _cancel_producer(cancel_op)))
 
 
 def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None,
                          name=None):
     """A queue of the int32 scalars 0 .. limit-1, per epoch (``tf.train.range_input_producer``)."""
-    core = _build(_core.range_input_producer, _as_int(limit, "limit"),
-                  *_producer_args(num_epochs, shuffle, seed, capacity, shared_name, name))
-    return _wrap_queue(core)
+    args = (_as_int(limit, "limit"),) + _producer_args(num_epochs, shuffle, seed, capacity, shared_name, name)
+    return _wrap_queue(lambda: _build(_core.range_input_producer, *args))
 
 
 def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None,
@@ -511,9 +543,9 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, 
     if not tensor_list:
         raise ValueError("Expected at least one tensor in slice_input_producer().")
     inferred = [_infer_component(t) for t in tensor_list]
-    core = _build(_core.slice_input_producer, [v for _, v in inferred], [d.as_datatype_enum for d, _ in inferred],
-                  *_producer_args(num_epochs, shuffle, seed, capacity, shared_name, name))
-    return NativeProducer(core, _Structure("list", size=len(inferred)))
+    args = ([v for _, v in inferred], [d.as_datatype_enum for d, _ in inferred]) + _producer_args(
+        num_epochs, shuffle, seed, capacity, shared_name, name)
+    return _native(lambda: _build(_core.slice_input_producer, *args), _Structure("list", size=len(inferred)))
 
 
 def limit_epochs(tensor, num_epochs=None, name=None):
@@ -528,10 +560,10 @@ def limit_epochs(tensor, num_epochs=None, name=None):
     del name
     epochs = _opt_int(num_epochs, "num_epochs")
     if isinstance(tensor, NativeProducer):
-        return NativeProducer(_build(_core.limit_epochs_producer, tensor.core, epochs), tensor._structure)
+        return _native(lambda: _build(_core.limit_epochs_producer, tensor.core, epochs), tensor._structure)
     dtype, value = _infer_component(tensor)
-    return NativeProducer(_build(_core.limit_epochs_value, [value], [dtype.as_datatype_enum], epochs),
-                          _Structure("single"))
+    return _native(lambda: _build(_core.limit_epochs_value, [value], [dtype.as_datatype_enum], epochs),
+                   _Structure("single"))
 
 
 def match_filenames_once(pattern, name=None):
@@ -555,68 +587,250 @@ class BatchQueue:
     with sorted keys, as TensorFlow's batch returns; as there, the batch of
     a one-tensor list is a bare array), every component with a leading
     batch dimension; numpy arrays viewing the engine's buffers
-    (object arrays of bytes for strings). Thread-safe.
+    (object arrays of bytes for strings). ``batches()`` iterates batches to
+    the end of the input.
+
+    As TF's batch result, it unpacks into its components without dequeuing
+    anything: ``images, labels = sluice.train.batch([image, label], ...)``
+    gives two :class:`BatchComponent` handles, and
+    ``sess.run([images, labels])`` dequeues one batch for both (a dict
+    result: ``batch["image"]``). Thread-safe.
     """
 
     def __init__(self, core, structure):
         self._core = core
         self._structure = structure
+        self._graph = _graph.get_default_graph()
+        self._lazy = None
 
-    def dequeue(self, timeout=None):
-        """The next batch. Blocks (without the GIL; Ctrl-C interrupts on the main thread).
+    def _bind_core(self, core):
+        self._core = core
 
-        Raises OutOfRangeError after the last batch (also once a
-        Coordinator stop has closed the queue and it is drained),
-        DeadlineExceededError after `timeout` seconds.
-        """
-        components = self._core.dequeue(timeout)
+    def _drop_core(self):
+        self._core = None
+        if self._lazy is not None:
+            self._lazy.new_run()
+
+    # -- batches
+
+    def _components(self, timeout=None):
+        """The next batch as a flat list of components."""
+        if self._core is None and self._lazy is not None:
+            timeout = self._lazy.wait_built(timeout)
+        if self._graph._runners_pending:
+            return _graph.wait_warning_if_stalled(self._graph, "dequeue of batch queue '%s'" % self.name,
+                                                  self._core.dequeue, timeout)
+        return self._core.dequeue(timeout)
+
+    def _pack(self, components):
         if self._structure.kind == "list" and self._structure.size == 1:
             # TF's batch of a one-tensor list is that tensor, not a list
             # (its dequeue_many of one component; input.py's b/28117485).
             return components[0]
         return self._structure.pack(components)
 
+    def dequeue(self, timeout=None):
+        """The next batch. Blocks (without the GIL; Ctrl-C interrupts on the main thread).
+
+        Raises OutOfRangeError after the last batch (also once a
+        Coordinator stop has closed the queue and it is drained),
+        DeadlineExceededError after `timeout` seconds. If it blocks for
+        seconds while runners of its graph were never started, a warning
+        says so (logger ``sluice.train``).
+        """
+        return self._pack(self._components(timeout))
+
     __call__ = dequeue
 
-    def __iter__(self):
-        """Batches until the end of the input."""
+    def batches(self):
+        """Batches until the end of the input (OutOfRangeError ends the iteration)."""
         while True:
             try:
                 yield self.dequeue()
             except errors.OutOfRangeError:
                 return
 
+    # -- components (TF's unpacking of the batch tensors)
+
+    def _known_structure(self):
+        if self._structure is None:
+            raise TypeError("The structure of this batch is known only once its Python producer has run "
+                            "(no dtypes or shapes were given): pass dtypes= or shapes= to unpack the batcher's "
+                            "result, or unpack what dequeue() returns")
+        return self._structure
+
+    def __len__(self):
+        structure = self._known_structure()
+        if structure.kind == "single":
+            raise TypeError("A batch of one tensor has no components: call dequeue() (or sess.run) for the batch")
+        return structure.size
+
+    def __iter__(self):
+        """The components (list structure) or keys (dict structure), as TF's result unpacks; dequeues nothing."""
+        structure = self._known_structure()
+        if structure.kind == "dict":
+            return iter(structure.keys)
+        if structure.kind == "single" or structure.size == 1:
+            raise TypeError("A batch of one tensor is not iterable: call dequeue() for the next batch, or "
+                            "iterate batches() to the end of the input")
+        return iter([BatchComponent(self, i, None) for i in range(structure.size)])
+
+    def __getitem__(self, key):
+        """One component: an index (list structure) or a key (dict structure)."""
+        structure = self._known_structure()
+        if structure.kind == "dict":
+            if key not in structure.keys:
+                raise KeyError(key)
+            return BatchComponent(self, structure.keys.index(key), key)
+        if structure.kind == "single" or structure.size == 1:
+            raise TypeError("A batch of one tensor has no components: call dequeue() for the batch")
+        index = operator.index(key)
+        if not -structure.size <= index < structure.size:
+            raise IndexError("batch component index %d out of range" % index)
+        return BatchComponent(self, index % structure.size, None)
+
+    def keys(self):
+        """The component names of a dict-structured batch."""
+        structure = self._known_structure()
+        if structure.kind != "dict":
+            raise TypeError("only a batch of a dict has keys")
+        return list(structure.keys)
+
     @property
     def queue(self):
         """The queue of examples (a sluice.queue queue: size(), name, ...)."""
+        if self._core is None and self._lazy is not None:
+            self._lazy.wait_built(None)
         return _wrap_queue(self._core.queue)
 
     @property
     def batch_size(self):
-        return self._core.batch_size
+        return self._batch_size if self._core is None else self._core.batch_size
 
     @property
     def name(self):
         """The queue's name."""
+        if self._core is None:
+            return self._name
         return self._core.queue.name
 
     def __repr__(self):
         return "<sluice.train.BatchQueue %r batch_size=%d>" % (self.name, self.batch_size)
 
 
-def _python_producer(fn, structure, dtypes, shapes, enqueue_many, keep):
+class BatchComponent:
+    """One component of a batcher's output, as TF's unpacked batch tensors.
+
+    ``sess.run([images, labels])`` (:meth:`sluice.train.Session.run`)
+    dequeues one batch of their :class:`BatchQueue` and returns both
+    components of it; ``eval()`` dequeues a whole batch for this component
+    alone (the rest of that batch is dropped, as evaluating one TF batch
+    tensor does).
+    """
+
+    def __init__(self, batch_queue, index, key):
+        self.batch_queue = batch_queue
+        self.index = index
+        self.key = key
+
+    def eval(self, session=None, timeout=None):
+        """This component of the next batch."""
+        del session
+        return self.batch_queue._components(timeout)[self.index]
+
+    def __repr__(self):
+        what = repr(self.key) if self.key is not None else self.index
+        return "<sluice.train.BatchComponent %s of %r>" % (what, self.batch_queue.name)
+
+
+def _run_fetches(fetches):
+    """Session.run's evaluation: each BatchQueue of `fetches` dequeued once, its components shared."""
+    batches = {}
+
+    def components_of(bq):
+        key = id(bq)
+        if key not in batches:
+            batches[key] = (bq, bq._components())
+        return batches[key][1]
+
+    def fetch(f):
+        if isinstance(f, BatchComponent):
+            return components_of(f.batch_queue)[f.index]
+        if isinstance(f, BatchQueue):
+            return f._pack(components_of(f))
+        if isinstance(f, dict):
+            return {k: fetch(v) for k, v in f.items()}
+        if isinstance(f, (list, tuple)):
+            values = [fetch(v) for v in f]
+            return values if isinstance(f, list) else (type(f)(*values) if hasattr(f, "_fields") else tuple(values))
+        if callable(f):
+            return f()
+        return f
+
+    return fetch(fetches)
+
+
+def _signature_of(example, structure, dtypes, shapes, enqueue_many, dynamic_pad):
+    """(flat dtypes, flat shapes) of a first example; given `dtypes`/`shapes` (flat lists or None) win."""
+    values = structure.flatten(example)
+    flat_dtypes = dtypes if dtypes is not None else [_infer_component(v)[0] for v in values]
+    if shapes is not None:
+        return flat_dtypes, shapes
+    flat_shapes = []
+    for i, v in enumerate(values):
+        shape = tuple(np.shape(v)) if not isinstance(v, (bytes, str)) else ()
+        if enqueue_many:
+            if not shape:
+                raise errors.InvalidArgumentError(
+                    None, None, "enqueue_many=True: component %s of the producer's first batch is a scalar, it "
+                    "needs a leading batch dimension" % _component_name(structure, i))
+            shape = shape[1:]
+        flat_shapes.append(tuple(None for _ in shape) if dynamic_pad else shape)
+    return flat_dtypes, flat_shapes
+
+
+def _component_name(structure, i):
+    return "%d (%r)" % (i, structure.keys[i]) if structure.kind == "dict" else str(i)
+
+
+def _python_producer(fn, structure, dtypes, shapes, enqueue_many, keep, inferred=False, first=None):
     """A _core.Producer calling `fn` (and filtering with `keep`, a callable or None).
 
     One call of `fn` per call: an example that `keep` rejects (or a batch with
     no row kept) returns None, a skipped step for the C++ runner thread,
     which then checks for a stop before it calls again (TF: keep_input=False
-    is one no-op run of the enqueue op).
+    is one no-op run of the enqueue op). StopIteration from `fn` ends the
+    input as OutOfRangeError does. `inferred`: `dtypes`/`shapes` were taken
+    from the first example, and a later example must match them
+    (InvalidArgumentError naming the component). `first`: a list holding an
+    example already produced, returned by the first call.
     """
+    checked = [s is not None and all(d is not None for d in s) for s in shapes] if inferred else None
+
+    def check(values):
+        for i, (v, d, s) in enumerate(zip(values, dtypes, shapes)):
+            dtype = _infer_component(v)[0]
+            if dtype != d:
+                raise errors.InvalidArgumentError(
+                    None, None, "the producer's component %s is %s, but the first example's was %s: every "
+                    "example of a batcher must have the first one's dtypes (or pass dtypes=)"
+                    % (_component_name(structure, i), dtype.name, d.name))
+            shape = () if isinstance(v, (bytes, str)) else tuple(np.shape(v))
+            if enqueue_many:
+                shape = shape[1:]
+            if checked[i] and shape != tuple(s):
+                raise errors.InvalidArgumentError(
+                    None, None, "the producer's component %s has shape %s, but the first example's was %s: "
+                    "pass shapes= with None for the dimensions that vary (and dynamic_pad=True)"
+                    % (_component_name(structure, i), shape, tuple(s)))
 
     def call():
         try:
-            example = fn()
-            components = [_queue._to_component(c, d) for c, d in zip(structure.flatten(example), dtypes)]
+            example = first.pop() if first else fn()
+            values = structure.flatten(example)
+            if inferred:
+                check(values)
+            components = [_queue._to_component(c, d) for c, d in zip(values, dtypes)]
             if keep is None:
                 return components
             kept = keep(example)
@@ -630,11 +844,180 @@ def _python_producer(fn, structure, dtypes, shapes, enqueue_many, keep):
             return None
         except errors.OutOfRangeError:
             raise
+        except StopIteration:
+            raise errors.OutOfRangeError(None, None, "the producer raised StopIteration: end of its input") from None
         except BaseException as e:
             _stash_exception(e)
             raise
 
     return _core.python_producer(call, [d.as_datatype_enum for d in dtypes], [_core_shape(s) for s in shapes])
+
+
+class _LazyBatcher:
+    """The runner of a batcher whose Python producer's dtypes or shapes were not given.
+
+    Its thread (started by start_queue_runners) calls the first producer
+    once, takes the example's structure, dtypes and shapes, builds the C++
+    batcher (whose producers return that example first) and starts its
+    threads with the same Coordinator, then waits for them, so that
+    ``coord.join`` waits for them too. Listed by get_queue_runners.
+    """
+
+    def __init__(self, batch_queue, build, producers, dtypes, shapes, enqueue_many, dynamic_pad):
+        self._bq = batch_queue
+        self._build = build  # (structure, flat dtypes, flat shapes, first) -> _core.BatchQueue
+        self._producers = producers
+        self._dtypes = dtypes
+        self._shapes = shapes
+        self._enqueue_many = enqueue_many
+        self._dynamic_pad = dynamic_pad
+        self._cond = threading.Condition()
+        self.new_run()
+
+    def new_run(self):
+        with self._cond:
+            self._run = object()
+            self._started = False
+            self._built = False
+            self._failure = None
+            self._registry = None  # the built batcher's runner, kept for the run
+            self._cond.notify_all()
+
+    @property
+    def name(self):
+        return self._bq._name
+
+    @property
+    def queue(self):
+        return self._bq.queue
+
+    @property
+    def enqueue_ops(self):
+        return self._producers
+
+    @property
+    def exceptions_raised(self):
+        return []
+
+    @property
+    def has_run(self):
+        return self._started
+
+    @property
+    def running(self):
+        return self._started  # its thread lives as long as the batcher it built
+
+    @property
+    def input_exhausted(self):
+        return True
+
+    def create_threads(self, sess=None, coord=None, daemon=False, start=False):
+        del sess
+        with self._cond:
+            if self._started:
+                return []
+            self._started = True
+            run = self._run
+        thread = threading.Thread(target=self._bootstrap, args=(coord, run), daemon=daemon,
+                                  name="QueueRunnerThread-%s-first_example" % self.name)
+        if coord:
+            coord.register_thread(thread)
+        if start:
+            thread.start()
+        return [thread]
+
+    def _finish(self, run, failure=None, core=None, registry=None):
+        with self._cond:
+            if run is not self._run:
+                return False  # a new run began meanwhile
+            self._failure = failure
+            self._registry = registry
+            if core is not None:
+                self._bq._bind_core(core)
+            self._built = True
+            self._cond.notify_all()
+            return True
+
+    def _bootstrap(self, coord, run):
+        try:
+            example = self._producers[0]()
+        except (errors.OutOfRangeError, StopIteration):
+            self._finish(run, errors.OutOfRangeError(None, None, "batch queue '%s': the producer's input ended "
+                                                     "before its first example" % self.name))
+            return
+        except BaseException as e:  # noqa: BLE001 - reported like any producer's exception
+            self._finish(run, errors.CancelledError(None, None, "batch queue '%s' stopped: its producer "
+                                                    "failed on the first example" % self.name))
+            if coord:
+                coord.request_stop(e)
+            return
+        try:
+            structure = self._bq._structure or _Structure.of(example)
+            flat_dtypes = None if self._dtypes is None else [
+                _dtypes.as_dtype(d) for d in structure.flatten_template(self._dtypes, "dtypes")]
+            flat_shapes = None if self._shapes is None else structure.flatten_template(self._shapes, "shapes")
+            flat_dtypes, flat_shapes = _signature_of(example, structure, flat_dtypes, flat_shapes,
+                                                     self._enqueue_many, self._dynamic_pad)
+            registry = _core.QueueRunnerRegistry()
+            _core.push_registry(registry)
+            try:
+                core = self._build(structure, flat_dtypes, flat_shapes, [example])
+            finally:
+                _core.pop_registry()
+        except BaseException as e:  # noqa: BLE001
+            self._finish(run, errors.CancelledError(None, None, "batch queue '%s' stopped: %s" % (self.name, e)))
+            if coord:
+                coord.request_stop(e)
+            return
+        self._bq._structure = structure
+        if not self._finish(run, core=core, registry=registry):
+            return
+        threads = registry.start(coord.core if coord is not None else None, True)
+        for t in threads:
+            t.join()
+
+    def wait_built(self, timeout):
+        """Waits until the batcher is built in this run; returns the timeout left (None: none)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        warned = False
+        with self._cond:
+            while not self._built:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise errors.DeadlineExceededError(None, None, "Timed out waiting for the batch queue '%s'"
+                                                       % self.name)
+                wait = _graph.STALL_WARNING_SECS if left is None else min(left, _graph.STALL_WARNING_SECS)
+                if not self._cond.wait(wait) and not warned and not self._started and deadline is None:
+                    warned = True
+                    _logger.warning(
+                        "dequeue of batch queue '%s' has blocked for %g s, and its runner was never started: call "
+                        "sluice.train.start_queue_runners(coord=coord) after building the pipeline and before "
+                        "reading from it. Still waiting.", self.name, _graph.STALL_WARNING_SECS)
+            if self._failure is not None:
+                raise self._failure
+        return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+def _batch_queue(recipe, structure):
+    """A BatchQueue built by `recipe` in the default graph (and rebuilt at each new run of it)."""
+    bq = BatchQueue.__new__(BatchQueue)
+    bq._structure = structure
+    bq._lazy = None
+    return _graph.track(bq, recipe)
+
+
+def _as_producer(p):
+    """A batcher's `tensors` as a producer: a BatchQueue or a queue (or its dequeue method) is a native one."""
+    if isinstance(p, BatchQueue):
+        if p._core is None:
+            raise ValueError("a batch queue whose Python producer's dtypes were not given cannot feed another "
+                             "batcher: pass dtypes= and shapes= to the inner batcher")
+        return _native(lambda: _core.batch_producer(p._core), p._structure)
+    if isinstance(p, _queue.QueueBase):
+        return dequeue_producer(p)
+    if getattr(p, "__name__", None) == "dequeue" and isinstance(getattr(p, "__self__", None), _queue.QueueBase):
+        return dequeue_producer(p.__self__)
+    return p
 
 
 def _keep_input(keep_input, enqueue_many):
@@ -666,7 +1049,19 @@ def _batcher(kind, fn_name, producers, join, keep_input, batch_size, num_threads
             raise ValueError("Expected at least one set of tensors")
     else:
         producers = [producers]
+    producers = [_as_producer(p) for p in producers]
     keep, constant_keep = _keep_input(keep_input, enqueue_many)
+    options = (join, constant_keep, _as_int(batch_size, "batch_size"), _as_int(num_threads, "num_threads"),
+               _as_int(capacity, "capacity"), bool(enqueue_many))
+    tail = (bool(dynamic_pad), bool(allow_smaller_final_batch), shared_name or "", name or "",
+            _as_int(min_after_dequeue, "min_after_dequeue"), _opt_int(seed, "seed"))
+
+    def new_batcher(cores, flat_dtypes, flat_shapes):
+        if len(flat_shapes) != len(flat_dtypes):
+            raise ValueError("%s: %d shapes for %d components" % (fn_name, len(flat_shapes), len(flat_dtypes)))
+        return _build(_core.new_batcher, kind, cores, *options, [d.as_datatype_enum for d in flat_dtypes],
+                      [_core_shape(s) for s in flat_shapes], *tail)
+
     natives = [p for p in producers if isinstance(p, NativeProducer)]
     if natives and len(natives) != len(producers):
         raise TypeError("%s: the producers must be all native or all Python callables" % fn_name)
@@ -695,27 +1090,35 @@ def _batcher(kind, fn_name, producers, join, keep_input, batch_size, num_threads
             flat_shapes = natives[0].shapes
         if keep is not None:
             natives = [p.map_filter_rows(keep) if enqueue_many else p.map_filter(keep) for p in natives]
-        cores = [p.core for p in natives]
-    else:
-        for p in producers:
-            if not callable(p):
-                raise TypeError("%s: a producer must be a callable or a NativeProducer, not %s"
-                                % (fn_name, type(p).__name__))
-        if dtypes is None or shapes is None:
-            raise ValueError("%s: a Python producer needs `dtypes` and `shapes` (one example's, in its "
-                             "structure): nothing is called before start_queue_runners" % fn_name)
-        structure = _Structure.of(dtypes)
+        return _batch_queue(lambda: new_batcher([p.core for p in natives], flat_dtypes, flat_shapes), structure)
+    for p in producers:
+        if not callable(p):
+            raise TypeError("%s: a producer must be a callable, a NativeProducer, a BatchQueue or a queue, not %s"
+                            % (fn_name, type(p).__name__))
+    template = dtypes if dtypes is not None else shapes
+    structure = None if template is None else _Structure.of(template)
+    if dtypes is not None and shapes is not None:
         flat_dtypes = [_dtypes.as_dtype(d) for d in structure.flatten_template(dtypes, "dtypes")]
         flat_shapes = structure.flatten_template(shapes, "shapes")
-        cores = [_python_producer(p, structure, flat_dtypes, flat_shapes, enqueue_many, keep) for p in producers]
-    if len(flat_shapes) != len(flat_dtypes):
-        raise ValueError("%s: %d shapes for %d components" % (fn_name, len(flat_shapes), len(flat_dtypes)))
-    core = _build(_core.new_batcher, kind, cores, join, constant_keep, _as_int(batch_size, "batch_size"),
-                  _as_int(num_threads, "num_threads"), _as_int(capacity, "capacity"), bool(enqueue_many),
-                  [d.as_datatype_enum for d in flat_dtypes], [_core_shape(s) for s in flat_shapes],
-                  bool(dynamic_pad), bool(allow_smaller_final_batch), shared_name or "", name or "",
-                  _as_int(min_after_dequeue, "min_after_dequeue"), _opt_int(seed, "seed"))
-    return BatchQueue(core, structure)
+        return _batch_queue(lambda: new_batcher(
+            [_python_producer(p, structure, flat_dtypes, flat_shapes, enqueue_many, keep) for p in producers],
+            flat_dtypes, flat_shapes), structure)
+    # dtypes or shapes missing: taken from the first example, on a runner thread (as TF infers them).
+    bq = BatchQueue.__new__(BatchQueue)
+    bq._structure = structure
+    bq._name = name or "%s_queue" % fn_name
+    bq._batch_size = options[2]
+
+    def build(structure, flat_dtypes, flat_shapes, first):
+        return new_batcher([_python_producer(p, structure, flat_dtypes, flat_shapes, enqueue_many, keep,
+                                             inferred=True, first=first if i == 0 else None)
+                            for i, p in enumerate(producers)], flat_dtypes, flat_shapes)
+
+    bq._lazy = _LazyBatcher(bq, build, producers, dtypes, shapes, bool(enqueue_many), bool(dynamic_pad))
+    _graph.track(bq, lambda: None)
+    from sluice import train  # noqa: PLC0415 - train imports this module
+    train.add_queue_runner(bq._lazy)
+    return bq
 
 
 _BATCH_ARGS_DOC = """
@@ -889,7 +1292,7 @@ class QueueMonitor:
         self.stop()
 
 
-__all__ = ["NativeProducer", "BatchQueue", "QueueMonitor", "read_producer", "read_up_to_producer",
+__all__ = ["NativeProducer", "BatchQueue", "BatchComponent", "QueueMonitor", "read_producer", "read_up_to_producer",
            "dequeue_producer", "input_producer", "string_input_producer", "range_input_producer",
            "slice_input_producer", "limit_epochs", "match_filenames_once", "batch", "maybe_batch", "batch_join",
            "maybe_batch_join", "shuffle_batch", "maybe_shuffle_batch", "shuffle_batch_join",

@@ -45,6 +45,7 @@ import os
 import numpy as np
 
 from sluice import _core
+from sluice import _graph
 from sluice import errors
 
 _Z_DEFLATED = 8  # zlib's only compression method
@@ -459,9 +460,22 @@ class ReaderBase:
     """
 
     def __init__(self, core_reader, supports_serialize=False):
-        """Wraps a sluice._core.Reader (made by a subclass)."""
-        self._reader = core_reader
+        """Wraps a sluice._core.Reader, or a recipe making one (a subclass's).
+
+        A recipe is called now and again at each new run of the default graph
+        (see sluice.train.Session): a new run's reader starts afresh.
+        """
         self._supports_serialize = bool(supports_serialize)
+        if callable(core_reader):
+            _graph.track(self, core_reader)
+        else:
+            self._bind_core(core_reader)
+
+    def _bind_core(self, core_reader):
+        self._reader = core_reader
+
+    def _drop_core(self):
+        pass  # nothing to stop: the reader only reads when called
 
     @property
     def supports_serialize(self):
@@ -494,7 +508,12 @@ class ReaderBase:
           CancelledError: the queue was closed with cancel_pending_enqueues.
         """
         del name
-        return self._reader.read(_queue_ref(queue), timeout)
+        ref = _queue_ref(queue)
+        graph = getattr(queue, "_graph", None)
+        if graph is not None and graph._runners_pending:
+            return _graph.wait_warning_if_stalled(graph, "read from queue '%s'" % ref.name,
+                                                  lambda t: self._reader.read(ref, t), timeout)
+        return self._reader.read(ref, timeout)
 
     def read_up_to(self, queue, num_records, name=None, timeout=None):
         """Up to `num_records` records, all from one file.
@@ -508,7 +527,13 @@ class ReaderBase:
           TensorFlow's ``Session.run`` gives them.
         """
         del name
-        keys, values = self._reader.read_up_to(_queue_ref(queue), operator.index(num_records), timeout)
+        ref, n = _queue_ref(queue), operator.index(num_records)
+        graph = getattr(queue, "_graph", None)
+        if graph is not None and graph._runners_pending:
+            keys, values = _graph.wait_warning_if_stalled(graph, "read_up_to from queue '%s'" % ref.name,
+                                                          lambda t: self._reader.read_up_to(ref, n, t), timeout)
+        else:
+            keys, values = self._reader.read_up_to(ref, n, timeout)
         return _object_array(keys), _object_array(values)
 
     def num_records_produced(self, name=None):
@@ -576,7 +601,7 @@ class TFRecordReader(ReaderBase):
 
     def __init__(self, name=None, options=None, *, ignore_errors=False):
         core = options._as_core() if isinstance(options, TFRecordOptions) else _core_options(options)
-        super().__init__(_core.new_tfrecord_reader(_name(name), core, bool(ignore_errors)))
+        super().__init__(lambda: _core.new_tfrecord_reader(_name(name), core, bool(ignore_errors)))
 
     def _skips(self):
         return self._reader.skips() or (0, 0, 0, None)
@@ -613,7 +638,8 @@ class TextLineReader(ReaderBase):
     """
 
     def __init__(self, skip_header_lines=None, name=None):
-        super().__init__(_core.new_text_line_reader(_name(name), _int_or_zero(skip_header_lines)))
+        skip = _int_or_zero(skip_header_lines)
+        super().__init__(lambda: _core.new_text_line_reader(_name(name), skip))
 
 
 class FixedLengthRecordReader(ReaderBase):
@@ -641,10 +667,9 @@ class FixedLengthRecordReader(ReaderBase):
 
     def __init__(self, record_bytes, header_bytes=None, footer_bytes=None, hop_bytes=None, name=None,
                  encoding=None):
-        super().__init__(_core.new_fixed_length_record_reader(
-            _name(name), operator.index(record_bytes), _int_or_zero(header_bytes),
-            _int_or_zero(footer_bytes), _int_or_zero(hop_bytes),
-            "" if encoding is None else str(encoding)))
+        args = (_name(name), operator.index(record_bytes), _int_or_zero(header_bytes), _int_or_zero(footer_bytes),
+                _int_or_zero(hop_bytes), "" if encoding is None else str(encoding))
+        super().__init__(lambda: _core.new_fixed_length_record_reader(*args))
 
 
 class WholeFileReader(ReaderBase):
@@ -656,7 +681,7 @@ class WholeFileReader(ReaderBase):
     """
 
     def __init__(self, name=None):
-        super().__init__(_core.new_whole_file_reader(_name(name)), supports_serialize=True)
+        super().__init__(lambda: _core.new_whole_file_reader(_name(name)), supports_serialize=True)
 
 
 class IdentityReader(ReaderBase):
@@ -666,7 +691,7 @@ class IdentityReader(ReaderBase):
     """
 
     def __init__(self, name=None):
-        super().__init__(_core.new_identity_reader(_name(name)), supports_serialize=True)
+        super().__init__(lambda: _core.new_identity_reader(_name(name)), supports_serialize=True)
 
 
 _io_all = [

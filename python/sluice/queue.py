@@ -42,6 +42,7 @@ import warnings
 import numpy as np
 
 from sluice import _core
+from sluice import _graph
 from sluice import dtypes as _dtypes
 from sluice import errors
 
@@ -283,12 +284,34 @@ class QueueBase:
             self._names = list(names)
         else:
             self._names = None
+        self._min_after_dequeue = _min_after_dequeue
+        if callable(core_queue):  # a recipe: built now, and again at each new run of its graph
+            _graph.track(self, core_queue)
+        else:  # a C++ queue made elsewhere (the queue of a batcher, a runner): not rebuilt
+            self._graph = _graph.get_default_graph()
+            self._fork_generation = _graph.fork_generation()
+            self._bind_core(core_queue)
+
+    def _bind_core(self, core_queue):
         self._queue = core_queue
         # enqueue/dequeue in C++ (bind_queue.cc's QueueOps), for the values it
         # can take exactly as the Python code below would; it declines the
         # others, which then take the Python path.
         self._ops = _core.QueueOps(core_queue, [d.as_datatype_enum for d in self._dtypes],
-                                   _ops_shapes(self._shapes), self._names, _min_after_dequeue)
+                                   _ops_shapes(self._shapes), self._names, self._min_after_dequeue)
+
+    def _drop_core(self):
+        """Ends this queue's state for a new run of its graph (see sluice.train.Session)."""
+        queue, self._queue, self._ops = self._queue, _ClosedRun(self), _ClosedRun(self)
+        try:
+            queue.close(True, None)
+        except errors.OpError:
+            pass
+
+    def _waiting(self, what, call, timeout):
+        """`call(timeout)` for a queue whose graph has runners never started: without a time
+        limit, a warning names the queue after 4 s (TF's silent "forgot start_queue_runners")."""
+        return _graph.wait_warning_if_stalled(self._graph, "%s on queue '%s'" % (what, self.name), call, timeout)
 
     # -- properties
 
@@ -367,6 +390,26 @@ class QueueBase:
         timeout stay queued). Errors as enqueue.
         """
         del name
+        if timeout is None:
+            with _graph.stall_watch(self._enqueue_many_stall_message(vals)):
+                return self._enqueue_many(vals, None)
+        return self._enqueue_many(vals, timeout)
+
+    def _enqueue_many_stall_message(self, vals):
+        """The warning for an enqueue_many that cannot finish without a consumer, else None."""
+        capacity = self._queue.capacity
+        if capacity < 0:
+            return None
+        first = next(iter(vals.values())) if isinstance(vals, dict) else (
+            vals[0] if isinstance(vals, (list, tuple)) and vals else vals)
+        rows = len(first) if hasattr(first, "__len__") and not isinstance(first, (bytes, str)) else 0
+        if rows <= capacity:
+            return None
+        return ("enqueue_many of %d rows into queue '%s' (capacity %d) has waited 5 s: it can only finish as "
+                "something dequeues. Dequeue from another thread (start the consumer first), raise the capacity, "
+                "or enqueue fewer rows at a time. Still waiting." % (rows, self.name, capacity))
+
+    def _enqueue_many(self, vals, timeout):
         if self._ops.enqueue_many(vals, timeout):
             return
         components = self._check_enqueue_dtypes(vals)
@@ -389,6 +432,8 @@ class QueueBase:
         DeadlineExceededError after `timeout` seconds.
         """
         del name
+        if self._graph._runners_pending:
+            return self._waiting("dequeue", self._ops.dequeue, timeout)
         return self._ops.dequeue(timeout)
 
     def dequeue_many(self, n, name=None, timeout=None):
@@ -399,12 +444,18 @@ class QueueBase:
         if the shapes were not declared or n < 0.
         """
         del name
-        return self._ops.dequeue_many(_batch_size(n), timeout)
+        n = _batch_size(n)
+        if self._graph._runners_pending:
+            return self._waiting("dequeue_many", lambda t: self._ops.dequeue_many(n, t), timeout)
+        return self._ops.dequeue_many(n, timeout)
 
     def dequeue_up_to(self, n, name=None, timeout=None):
         """As dequeue_many, but once the queue is closed returns the 1..n-1 elements left."""
         del name
-        return self._ops.dequeue_up_to(_batch_size(n), timeout)
+        n = _batch_size(n)
+        if self._graph._runners_pending:
+            return self._waiting("dequeue_up_to", lambda t: self._ops.dequeue_up_to(n, t), timeout)
+        return self._ops.dequeue_up_to(n, timeout)
 
     def close(self, cancel_pending_enqueues=False, name=None, timeout=None):
         """Closes the queue: later enqueues fail, dequeues drain what is left.
@@ -428,6 +479,19 @@ class QueueBase:
     def __repr__(self):
         return "<sluice.queue.%s %r dtypes=%s>" % (type(self).__name__, self.name,
                                                  [d.name for d in self._dtypes])
+
+
+class _ClosedRun:
+    """Stands for the C++ queue of a run that ended, while its graph is built again."""
+
+    def __init__(self, queue):
+        self._name = getattr(queue, "_name_for_errors", "queue")
+
+    def __getattr__(self, attr):
+        def fail(*args, **kwargs):
+            raise errors.CancelledError(None, None, "this queue's run ended: a new sluice.train.Session is "
+                                        "building its graph again")
+        return fail
 
 
 def _ops_shapes(shapes):
@@ -467,9 +531,9 @@ class FIFOQueue(QueueBase):
         if shapes is not None and len(shapes) != len(dtypes):
             raise ValueError("Queue shapes must have the same length as dtypes, received "
                              "len(shapes)=%d, len(dtypes)=%d" % (len(shapes), len(dtypes)))
-        q = _core.new_queue("fifo", _capacity(capacity), [d.as_datatype_enum for d in dtypes],
-                            _core_shapes(shapes), names or [], name, shared_name or "")
-        super().__init__(dtypes, shapes, names, q)
+        args = ("fifo", _capacity(capacity), [d.as_datatype_enum for d in dtypes], _core_shapes(shapes),
+                names or [], name, shared_name or "")
+        super().__init__(dtypes, shapes, names, lambda: _core.new_queue(*args))
 
 
 class PaddingFIFOQueue(QueueBase):
@@ -482,9 +546,9 @@ class PaddingFIFOQueue(QueueBase):
         if len(dtypes) != len(shapes):
             raise ValueError("Shapes must be provided for all components, but received "
                              "%d dtypes and %d shapes." % (len(dtypes), len(shapes)))
-        q = _core.new_queue("padding_fifo", _capacity(capacity), [d.as_datatype_enum for d in dtypes],
-                            _core_shapes(shapes), names or [], name, shared_name or "")
-        super().__init__(dtypes, shapes, names, q)
+        args = ("padding_fifo", _capacity(capacity), [d.as_datatype_enum for d in dtypes], _core_shapes(shapes),
+                names or [], name, shared_name or "")
+        super().__init__(dtypes, shapes, names, lambda: _core.new_queue(*args))
 
 
 class RandomShuffleQueue(QueueBase):
@@ -504,10 +568,11 @@ class RandomShuffleQueue(QueueBase):
             raise ValueError("Queue shapes must have the same length as dtypes, received "
                              "len(shapes)=%d, len(dtypes)=%d" % (len(shapes), len(dtypes)))
         seed1, seed2 = _get_seed(seed)
-        q = _core.new_queue("random_shuffle", _capacity(capacity), [d.as_datatype_enum for d in dtypes],
-                            _core_shapes(shapes), names or [], name, shared_name or "",
-                            min_after_dequeue=operator.index(min_after_dequeue), seed=seed1, seed2=seed2)
-        super().__init__(dtypes, shapes, names, q, _min_after_dequeue=operator.index(min_after_dequeue))
+        args = ("random_shuffle", _capacity(capacity), [d.as_datatype_enum for d in dtypes], _core_shapes(shapes),
+                names or [], name, shared_name or "")
+        kwargs = dict(min_after_dequeue=operator.index(min_after_dequeue), seed=seed1, seed2=seed2)
+        super().__init__(dtypes, shapes, names, lambda: _core.new_queue(*args, **kwargs),
+                         _min_after_dequeue=operator.index(min_after_dequeue))
 
 
 class PriorityQueue(QueueBase):
@@ -531,9 +596,9 @@ class PriorityQueue(QueueBase):
             raise ValueError("Queue names must have the same length as dtypes,received "
                              "len(names)=%d,len %d" % (len(names), len(priority_dtypes)))
         # The names stay on this side (they only shape the dicts).
-        q = _core.new_queue("priority", _capacity(capacity), [d.as_datatype_enum for d in types],
-                            _core_shapes(shapes), [], name, shared_name or "")
-        super().__init__(priority_dtypes, priority_shapes, names, q)
+        args = ("priority", _capacity(capacity), [d.as_datatype_enum for d in types], _core_shapes(shapes), [],
+                name, shared_name or "")
+        super().__init__(priority_dtypes, priority_shapes, names, lambda: _core.new_queue(*args))
 
 
 def all_queue_stats():

@@ -34,11 +34,13 @@ than polling once a second.
 
 import contextlib
 import logging
+import operator
 import sys
 import threading
 import time
 
 from sluice import _core
+from sluice import _graph
 from sluice import errors
 from sluice._input import _stashed_exception
 
@@ -338,6 +340,14 @@ class QueueRunner:
                  queue_closed_exception_types=None):
         if not queue or not enqueue_ops:
             raise ValueError("Must provide queue and enqueue_ops.")
+        optional_ops = [op for op in (close_op, cancel_op) if op is not None]
+        for op in list(enqueue_ops) + optional_ops:
+            if not callable(op):
+                raise TypeError(
+                    "QueueRunner takes callables, one call per step (sluice runs ops when called; there is no "
+                    "graph of ops to run later): pass e.g. `lambda: queue.enqueue(x)` or a function, not %r. "
+                    "`queue.enqueue(x)` written in the list has already enqueued once and returned %r."
+                    % (op, op))
         if queue_closed_exception_types is not None:
             if (not isinstance(queue_closed_exception_types, tuple) or not queue_closed_exception_types
                     or not all(isinstance(t, type) and issubclass(t, errors.OpError)
@@ -352,7 +362,10 @@ class QueueRunner:
         self._queue_closed_exception_types = (tuple(queue_closed_exception_types)
                                               if queue_closed_exception_types else (errors.OutOfRangeError,))
         self._lock = threading.Lock()
-        self._runs = 0  # op threads created and not finished
+        self._runs = 0  # op threads of the current run created and not finished
+        self._run_token = None  # identifies the current set of threads
+        self._graph_run = None  # (graph, run id) the threads were created in
+        self._input_exhausted = False
         self._exceptions_raised = []
 
     @property
@@ -385,7 +398,15 @@ class QueueRunner:
         """The name of the queue."""
         return self._queue.name
 
-    def _run(self, enqueue_op, coord=None):
+    def _end_thread(self, token):
+        """Counts an op thread of the set `token` out; True if it was the last one."""
+        with self._lock:
+            if token is not self._run_token:
+                return False  # a set of an earlier run of the graph
+            self._runs -= 1
+            return self._runs == 0
+
+    def _run(self, enqueue_op, coord=None, token=None):
         decremented = False
         try:
             while True:
@@ -393,12 +414,11 @@ class QueueRunner:
                     break
                 try:
                     enqueue_op()
-                except self._queue_closed_exception_types:
-                    with self._lock:
-                        self._runs -= 1
-                        decremented = True
-                        last = self._runs == 0
+                except self._queue_closed_exception_types + (StopIteration,):
+                    decremented = True
+                    last = self._end_thread(token)
                     if last:
+                        self._input_exhausted = True
                         try:
                             self._close_op()
                         except Exception as e:  # e.g. already closed
@@ -414,8 +434,7 @@ class QueueRunner:
                 raise
         finally:
             if not decremented:
-                with self._lock:
-                    self._runs -= 1
+                self._end_thread(token)
 
     def _close_on_stop(self, coord):
         coord.wait_for_stop()
@@ -423,6 +442,28 @@ class QueueRunner:
             self._cancel_op()
         except Exception as e:
             _logger.debug("Ignored exception: %s", e)
+
+    @property
+    def running(self):
+        """True while op threads of the latest create_threads have not all ended."""
+        return self._runs > 0
+
+    @property
+    def has_run(self):
+        """True once create_threads has made threads (in the current run of the graph)."""
+        return self._run_token is not None
+
+    @property
+    def input_exhausted(self):
+        """True if the latest threads ended because their input ended (not by a stop or error)."""
+        return self._input_exhausted
+
+    def _new_run(self):
+        """Forgets the threads of an earlier run of the graph (they no longer count)."""
+        with self._lock:
+            self._runs = 0
+            self._run_token = None
+            self._input_exhausted = False
 
     def create_threads(self, sess=None, coord=None, daemon=False, start=False):
         """Creates (and optionally starts) one thread per enqueue op.
@@ -436,8 +477,10 @@ class QueueRunner:
             if self._runs > 0:
                 return []
             self._runs = len(self._enqueue_ops)
+            self._run_token = token = object()
+            self._input_exhausted = False
             self._exceptions_raised = []
-        threads = [threading.Thread(target=self._run, args=(op, coord),
+        threads = [threading.Thread(target=self._run, args=(op, coord, token),
                                     name="QueueRunnerThread-%s-%s" % (self.name, _op_name(op, 0)))
                    for op in self._enqueue_ops]
         if coord:
@@ -499,6 +542,18 @@ class _CoreQueueRunner:
             out.append(stashed if stashed is not None else errors._from_status(*status))
         return out
 
+    @property
+    def running(self):
+        return self._runner.running
+
+    @property
+    def has_run(self):
+        return self._runner.has_run
+
+    @property
+    def input_exhausted(self):
+        return self._runner.input_exhausted
+
     def create_threads(self, sess=None, coord=None, daemon=False, start=False):
         del sess, daemon  # C++ threads are always daemons
         threads = self._runner.create_threads(coord.core if coord else None, start)
@@ -525,49 +580,53 @@ def _transfer_queue_runner(src, dst, num_threads=1, queue_closed_exception_types
 
 
 QUEUE_RUNNERS = "queue_runners"
-_collections_lock = threading.Lock()
-# collection -> [runner]. Guarded by _collections_lock.
-_collections = {}
-# The C++ registry's runners mirrored into the default collection:
-# _core.QueueRunner -> its _CoreQueueRunner. Guarded by _collections_lock.
-_mirrored = {}
 
 
-def _sync_core_runners_locked():
-    """Mirrors the C++ registry into the default collection. REQUIRES: _collections_lock.
+def _graph_of(graph=None, sess=None):
+    if sess is not None and getattr(sess, "graph", None) is not None:
+        return sess.graph
+    return graph if graph is not None else _graph.get_default_graph()
 
-    The C++ input builders register their runners in C++ (which
-    ``_core.start_queue_runners`` would start). Each one new since the last
-    sync is appended, wrapped; since every ``add_queue_runner`` to the default
-    collection syncs first, the collection lists the Python and C++ runners in
-    the order they were added. A runner no longer registered is dropped.
-    Returns the wrappers dropped, for the caller to release after the lock.
+
+def _sync_core_runners_locked(graph):
+    """Mirrors `graph`'s C++ registry into its default collection. REQUIRES: graph._lock.
+
+    The C++ input builders register their runners in the graph's C++
+    registry. Each one new since the last sync is appended, wrapped; since
+    every ``add_queue_runner`` to the default collection syncs first, the
+    collection lists the Python and C++ runners in the order they were
+    added. A runner no longer registered is dropped. Returns the wrappers
+    dropped, for the caller to release after the lock.
     """
-    registered = _core.queue_runners()
-    runners = _collections.setdefault(QUEUE_RUNNERS, [])
+    registered = graph.registry.runners()
+    runners = graph._collections.setdefault(QUEUE_RUNNERS, [])
     live = set(registered)
-    gone = [_mirrored.pop(h) for h in [h for h in _mirrored if h not in live]]
+    mirrored = graph._mirrored
+    gone = [mirrored.pop(h) for h in [h for h in mirrored if h not in live]]
     if gone:
         gone_ids = {id(qr) for qr in gone}
         runners[:] = [qr for qr in runners if id(qr) not in gone_ids]
     for handle in registered:
-        if handle not in _mirrored:
+        if handle not in mirrored:
             qr = _CoreQueueRunner(handle)
-            _mirrored[handle] = qr
+            mirrored[handle] = qr
             runners.append(qr)
     return gone
 
 
 def add_queue_runner(qr, collection=QUEUE_RUNNERS):
-    """Adds a QueueRunner to a collection (by default the one start_queue_runners starts)."""
-    with _collections_lock:
-        gone = _sync_core_runners_locked() if collection == QUEUE_RUNNERS else None
-        _collections.setdefault(collection, []).append(qr)
+    """Adds a QueueRunner to a collection of the default graph (by default the one start_queue_runners starts)."""
+    graph = _graph.get_default_graph()
+    with graph._lock:
+        gone = _sync_core_runners_locked(graph) if collection == QUEUE_RUNNERS else None
+        graph._collections.setdefault(collection, []).append(qr)
+        if collection == QUEUE_RUNNERS:
+            _graph.runners_added(graph)
     del gone  # a runner's last reference may stop and join it: not under the lock
 
 
-def get_queue_runners(collection=QUEUE_RUNNERS):
-    """The QueueRunners added to `collection`, in order.
+def get_queue_runners(collection=QUEUE_RUNNERS, graph=None):
+    """The QueueRunners added to `collection` of `graph` (default: the default graph), in order.
 
     The default collection also lists one runner per C++ input builder
     (producers, batchers; ``sluice._core.QueueRunner`` behind QueueRunner's
@@ -575,23 +634,29 @@ def get_queue_runners(collection=QUEUE_RUNNERS):
     ``create_threads``), in the order they were built, among the Python ones.
     The same runner is the same object from call to call.
     """
-    with _collections_lock:
-        gone = _sync_core_runners_locked() if collection == QUEUE_RUNNERS else None
-        runners = list(_collections.get(collection, []))
+    graph = _graph_of(graph)
+    with graph._lock:
+        gone = _sync_core_runners_locked(graph) if collection == QUEUE_RUNNERS else None
+        runners = list(graph._collections.get(collection, []))
     del gone
     return runners
 
 
 def clear_queue_runners(collection=QUEUE_RUNNERS):
-    """Forgets the QueueRunners of `collection` (and, for the default one, the C++ registry's)."""
-    with _collections_lock:
-        dropped = _collections.pop(collection, None)
+    """Forgets the QueueRunners of `collection` of the default graph (and, for the default one, its C++ runners).
+
+    Forgotten C++ runners whose threads are running are stopped and joined.
+    """
+    graph = _graph.get_default_graph()
+    with graph._lock:
+        dropped = graph._collections.pop(collection, None)
         if collection == QUEUE_RUNNERS:
-            dropped = (dropped, list(_mirrored.values()))
-            _mirrored.clear()
-    del dropped  # outside the lock; the registry below still holds the C++ runners
+            dropped = (dropped, list(graph._mirrored.values()))
+            graph._mirrored.clear()
+            graph._runners_pending = False
+    del dropped  # outside the lock
     if collection == QUEUE_RUNNERS:
-        _core.clear_queue_runners()
+        graph.registry.clear()
 
 
 def _runner_key(qr):
@@ -602,32 +667,67 @@ def _runner_key(qr):
 
 
 def start_queue_runners(sess=None, coord=None, daemon=True, start=True, collection=QUEUE_RUNNERS):
-    """Starts the threads of every QueueRunner in `collection`; returns them.
+    """Starts the threads of every QueueRunner in `collection` of the graph; returns them.
 
-    Calls ``create_threads`` once per runner listed by ``get_queue_runners``
-    (a runner listed twice is started once), in order; for the default
-    collection that includes the C++ runners of the input builders. As in
-    TF, a runner whose threads from an earlier ``create_threads`` are still
-    running adds none. `sess` is ignored.
+    The graph is `sess`'s (a :class:`Session`), else the default one. Calls
+    ``create_threads`` once per runner listed by ``get_queue_runners`` (a
+    runner listed twice is started once), in order; for the default
+    collection that includes the C++ runners of the input builders. A
+    runner whose threads are still running adds none, and a runner whose
+    threads of this run of the graph have ended (input exhausted, stopped or
+    failed) is not started again: its queue is closed. To run a pipeline
+    again from fresh queues, open a new :class:`Session` on its graph (or
+    build it in a new :class:`Graph`); a warning names the runners that were
+    stopped before their input ended.
     """
-    del sess
+    graph = _graph_of(sess=sess)
+    graph._check_usable()
+    graph._mark_used()
     threads = []
     seen = set()
-    for qr in get_queue_runners(collection):
+    stopped = []
+    for qr in get_queue_runners(collection, graph=graph):
         key = _runner_key(qr)
         if key in seen:
             continue
         seen.add(key)
+        if getattr(qr, "has_run", False) and not getattr(qr, "running", False):
+            if not getattr(qr, "input_exhausted", True):
+                stopped.append(qr.name)
+            continue
         threads.extend(qr.create_threads(coord=coord, daemon=daemon, start=start))
+    if stopped:
+        _logger.warning(
+            "start_queue_runners: %d queue runner(s) of this graph already ran in this run and were stopped "
+            "before their input ended (%s); their queues are closed and they are not started again. To run a "
+            "pipeline again from fresh queues, open a new sluice.train.Session() on its graph, or build it in "
+            "its own sluice.train.Graph().", len(stopped), ", ".join(sorted(set(stopped))))
     return threads
 
 
+def set_random_seed(seed):
+    """Sets the default graph's random seed (``tf.compat.v1.set_random_seed``).
+
+    Seeded ops built afterwards in this graph (shuffling producers and
+    queues, random crops) use TensorFlow's seed rules with it.
+    """
+    _graph.get_default_graph().seed = None if seed is None else operator.index(seed)
+
+
+Graph = _graph.Graph
+Session = _graph.Session
+get_default_graph = _graph.get_default_graph
+reset_default_graph = _graph.reset_default_graph
+get_default_session = _graph.get_default_session
+
+
 __all__ = ["Coordinator", "LooperThread", "QueueRunner", "add_queue_runner", "start_queue_runners",
-           "get_queue_runners", "clear_queue_runners", "QUEUE_RUNNERS"]
+           "get_queue_runners", "clear_queue_runners", "QUEUE_RUNNERS", "Graph", "Session", "get_default_graph",
+           "reset_default_graph", "get_default_session", "set_random_seed"]
 
 # The input pipeline: producers, batchers, queue statistics (sluice._input).
 from sluice import _input  # noqa: E402
-from sluice._input import (BatchQueue, NativeProducer, QueueMonitor, all_queue_stats, batch, batch_join,  # noqa: E402,E501
+from sluice._input import (BatchComponent, BatchQueue, NativeProducer, QueueMonitor, all_queue_stats, batch, batch_join,  # noqa: E402,E501
                            dequeue_producer, input_producer, limit_epochs, match_filenames_once, maybe_batch,
                            maybe_batch_join, maybe_shuffle_batch, maybe_shuffle_batch_join, range_input_producer,
                            read_producer, read_up_to_producer, shuffle_batch, shuffle_batch_join,

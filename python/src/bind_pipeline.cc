@@ -628,6 +628,28 @@ std::unique_ptr<BatchHandle> NewBatcher(const std::string& kind, const std::vect
   return std::make_unique<BatchHandle>(ValueOrThrow(make()));
 }
 
+// Each call dequeues the next batch of `h` (TF's batch of a batch): the
+// batch queue's components with a leading dimension of batch_size (unknown
+// with allow_smaller_final_batch); OutOfRange once its input has ended.
+ProducerHandle NewBatchProducer(const BatchHandle& h) {
+  const train::BatchQueue& b = *h.batch;
+  ProducerHandle out;
+  out.dtypes = b.queue()->dtypes();
+  out.names = b.queue()->names();
+  const int64_t leading = b.allow_smaller_final_batch() ? -1 : b.batch_size();
+  for (const PartialShape& s : b.queue()->shapes()) {
+    if (!s.rank_known()) {
+      out.shapes.push_back(PartialShape::UnknownRank());
+      continue;
+    }
+    std::vector<int64_t> dims = {leading};
+    dims.insert(dims.end(), s.dims().begin(), s.dims().end());
+    out.shapes.push_back(PartialShape(std::move(dims)));
+  }
+  out.producer = [b]() { return b.Dequeue(); };
+  return out;
+}
+
 nb::list DequeueBatch(const BatchHandle& h, std::optional<double> timeout) {
   const train::BatchQueue& b = *h.batch;
   BlockingCall call(timeout);
@@ -775,6 +797,8 @@ void BindPipeline(nb::module_& m) {
       .def_prop_ro("queue", [](const BatchHandle& h) { return QueueHandle{h.batch->queue()}; })
       .def_prop_ro("batch_size", [](const BatchHandle& h) { return h.batch->batch_size(); })
       .def_prop_ro("runner_name", [](const BatchHandle& h) { return h.batch->runner()->name(); });
+  m.def("batch_producer", &NewBatchProducer, nb::arg("batch_queue"),
+        "A producer of the batches of a batcher (for another batcher).");
   m.def("new_batcher", &NewBatcher, nb::arg("kind"), nb::arg("producers"), nb::arg("join"), nb::arg("keep_input"),
         nb::arg("batch_size"), nb::arg("num_threads"), nb::arg("capacity"), nb::arg("enqueue_many"),
         nb::arg("dtypes"), nb::arg("shapes"), nb::arg("dynamic_pad"), nb::arg("allow_smaller_final_batch"),

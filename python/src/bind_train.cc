@@ -166,6 +166,33 @@ nb::list CreateRunnerThreads(RunnerHandle& h, const CoordinatorHandle* coord, bo
   return WrapThreads(h.runner->CreateThreads(CoordOrNull(coord), start));  // never blocks
 }
 
+// A registry of runners (a sluice.train.Graph's). Clearing or dropping it
+// may stop and join runners, which may wait for the GIL: done without it.
+struct RegistryHandle {
+  std::unique_ptr<train::QueueRunnerRegistry> registry = std::make_unique<train::QueueRunnerRegistry>();
+
+  RegistryHandle() = default;
+  RegistryHandle(const RegistryHandle&) = delete;
+  RegistryHandle& operator=(const RegistryHandle&) = delete;
+  ~RegistryHandle() {
+    if (!Py_IsInitialized() || !PyGILState_Check()) {
+      registry.reset();
+      return;
+    }
+    GilRelease release;
+    registry.reset();
+  }
+};
+
+nb::list RunnersOf(const train::QueueRunnerRegistry& registry) {
+  nb::list out;
+  for (auto& r : registry.runners()) out.append(nb::cast(std::make_unique<RunnerHandle>(std::move(r))));
+  return out;
+}
+
+// The registries made current by push_registry on this thread, innermost last.
+thread_local std::vector<std::unique_ptr<train::ScopedQueueRunnerRegistry>> registry_scopes;
+
 // The runners of the process-wide registry, in the order added (what
 // sluice.train.get_queue_runners lists beside the Python ones). Each handle
 // is new; handles of one runner compare equal.
@@ -254,6 +281,9 @@ void BindTrain(nb::module_& m) {
   nb::class_<RunnerHandle>(m, "QueueRunner", "A C++ sluice::train::QueueRunner (built-in producers).")
       .def("create_threads", &CreateRunnerThreads, nb::arg("coord").none() = nb::none(), nb::arg("start") = false)
       .def_prop_ro("exceptions_raised", &RunnerExceptions)
+      .def_prop_ro("running", [](const RunnerHandle& h) { return h.runner->running(); })
+      .def_prop_ro("has_run", [](const RunnerHandle& h) { return h.runner->has_run(); })
+      .def_prop_ro("input_exhausted", [](const RunnerHandle& h) { return h.runner->input_exhausted(); })
       .def_prop_ro("name", [](const RunnerHandle& h) { return h.runner->name(); })
       .def_prop_ro("queue", [](const RunnerHandle& h) { return QueueHandle{h.runner->queue()}; })
       .def_prop_ro("enqueue_op_names", [](const RunnerHandle& h) { return h.runner->enqueue_op_names(); })
@@ -281,6 +311,39 @@ void BindTrain(nb::module_& m) {
       },
       "Forgets the C++ runners of the process-wide registry (stopping and joining them).");
   m.def("num_queue_runners", [] { return train::QueueRunnerRegistry::Default().runners().size(); });
+  nb::class_<RegistryHandle>(m, "QueueRunnerRegistry",
+                             "A train::QueueRunnerRegistry: the runners of one sluice.train.Graph.")
+      .def(nb::init<>())
+      .def("runners", [](const RegistryHandle& h) { return RunnersOf(*h.registry); },
+           "The runners, in the order added (new handles; handles of one runner compare equal).")
+      .def("add", [](RegistryHandle& h, const RunnerHandle& r) { h.registry->Add(r.runner); }, nb::arg("runner"))
+      .def(
+          "clear",
+          [](RegistryHandle& h) {
+            GilRelease release;  // may stop and join runners
+            h.registry->Clear();
+          },
+          "Forgets the runners (stopping and joining those whose last reference this was).")
+      .def(
+          "start",
+          [](RegistryHandle& h, const CoordinatorHandle* coord, bool start) {
+            return WrapThreads(train::StartQueueRunners(CoordOrNull(coord), start, h.registry.get()));
+          },
+          nb::arg("coord").none() = nb::none(), nb::arg("start") = true,
+          "StartQueueRunners on this registry (skips runners whose run ended).");
+  m.def(
+      "push_registry",
+      [](RegistryHandle& h) {
+        registry_scopes.push_back(std::make_unique<train::ScopedQueueRunnerRegistry>(h.registry.get()));
+      },
+      nb::arg("registry"),
+      "Makes `registry` QueueRunnerRegistry::Current() on this thread until pop_registry.");
+  m.def(
+      "pop_registry",
+      [] {
+        if (!registry_scopes.empty()) registry_scopes.pop_back();
+      },
+      "Ends the innermost push_registry of this thread.");
   m.def("queue_runners", &RegisteredRunners, "The C++ runners of the process-wide registry, in the order added.");
 }
 

@@ -142,7 +142,7 @@ def test_cancel_op_goes_to_the_new_runner_of_a_shared_queue():
     cancel = _CancelOp()
     second = cancel.queue = _string_producer(cancel, shared_name="shared_names")
     assert first.queue_ref == second.queue_ref
-    assert _core.num_queue_runners() == 2
+    assert len(train.get_default_graph().registry.runners()) == 2
     coord, threads = _start_blocked(second)
     coord.request_stop()
     coord.join(threads, stop_grace_period_secs=30)
@@ -153,4 +153,4 @@ def test_cancel_op_goes_to_the_new_runner_of_a_shared_queue():
 def test_cancel_op_must_be_a_callable():
     with pytest.raises(TypeError, match="cancel_op must be a callable"):
         train.input_producer(np.zeros((2, 2)), cancel_op=42)
-    assert _core.num_queue_runners() == 0
+    assert len(train.get_default_graph().registry.runners()) == 0

@@ -100,12 +100,10 @@ def test_start_queue_runners_skips_a_runner_whose_create_threads_already_runs():
     assert _drain(q) == [b"a", b"b", b"c"] * 2  # every string num_epochs times, no more
     first[0].join(30)
     assert not first[0].is_alive()
-    # Once its threads have ended, TF starts a runner again: its epochs are
-    # spent, so the new thread only closes the (closed) queue again.
-    again = train.start_queue_runners()
-    assert [t.name for t in again] == ["QueueRunnerThread-%s-enqueue" % q.name]
-    again[0].join(30)
-    assert not again[0].is_alive() and q.size() == 0
+    # Once its threads have ended, the runner's run is over: its queue is
+    # closed, and it is not started again (a new Session runs it afresh).
+    assert train.start_queue_runners() == []
+    assert q.is_closed() and q.size() == 0
     coord.request_stop()
     coord.join(first, stop_grace_period_secs=30)
 
@@ -165,7 +163,7 @@ def test_clear_queue_runners_clears_python_and_core_runners():
     train.add_queue_runner(train.QueueRunner(sq.FIFOQueue(1, dtypes.int64), [lambda: None]), "other")
     assert len(train.get_queue_runners()) == 2
     train.clear_queue_runners()
-    assert train.get_queue_runners() == [] and _core.num_queue_runners() == 0
+    assert train.get_queue_runners() == [] and len(train.get_default_graph().registry.runners()) == 0
     assert len(train.get_queue_runners("other")) == 1  # another collection is left alone
     train.clear_queue_runners("other")
     assert train.get_queue_runners("other") == []

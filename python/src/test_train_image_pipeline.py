@@ -118,7 +118,7 @@ def test_image_pipeline_end_to_end(image_records):
     coord = train.Coordinator()
     threads = train.start_queue_runners(coord=coord)
     seen = collections.Counter()
-    for b in bq:
+    for b in bq.batches():
         assert b["image"].shape == (batch, 3, 16, 16) and b["image"].dtype == np.float32
         assert np.isfinite(b["image"]).all()
         np.testing.assert_array_equal(b["label"], b["id"] % 3)

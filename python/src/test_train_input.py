@@ -46,7 +46,7 @@ def _drain(q):
 
 
 def _drain_batches(bq):
-    return list(bq)
+    return list(bq.batches())
 
 
 def _wait_for_producers(threads):
@@ -220,7 +220,7 @@ def test_batch_enqueue_many_and_allow_smaller_final_batch():
     bq = train.batch(many, batch_size=4, enqueue_many=True, allow_smaller_final_batch=True,
                      dtypes=[dtypes.int64], shapes=[[]])
     coord, threads = _start()
-    batches = [b.tolist() for b in bq]  # a one-tensor list's batch is that tensor's, as in TF
+    batches = [b.tolist() for b in bq.batches()]  # a one-tensor list's batch is that tensor's, as in TF
     _stop(coord, threads)
     assert batches == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
 
@@ -229,7 +229,7 @@ def test_final_short_batch_is_dropped_by_default():
     counter = _Counter(10)
     bq = train.batch(counter.next, batch_size=4, dtypes=dtypes.int64, shapes=())
     coord, threads = _start()
-    batches = [b.tolist() for b in bq]
+    batches = [b.tolist() for b in bq.batches()]
     _stop(coord, threads)
     assert batches == [[0, 1, 2, 3], [4, 5, 6, 7]]
 
@@ -243,7 +243,7 @@ def test_dynamic_pad_pads_each_batch_to_its_longest_example():
 
     bq = train.batch(example, batch_size=2, dynamic_pad=True, dtypes=[dtypes.int32], shapes=[[None]])
     coord, threads = _start()
-    batches = [b.tolist() for b in bq]  # a one-tensor list's batch is that tensor's, as in TF
+    batches = [b.tolist() for b in bq.batches()]  # a one-tensor list's batch is that tensor's, as in TF
     _stop(coord, threads)
     assert batches == [[[1, 0], [1, 2]], [[1, 2, 3, 0], [1, 2, 3, 4]]]
 
@@ -297,7 +297,7 @@ def test_maybe_batch_of_native_batches_rejects_a_mask_of_the_wrong_length():
     p = train.limit_epochs(np.arange(6, dtype=np.int64), num_epochs=1)
     bq = train.maybe_batch(p, lambda batch: [True, False], batch_size=2, enqueue_many=True)
     coord, threads = _start()
-    list(bq)  # ends once the error has stopped the coordinator
+    list(bq.batches())  # ends once the error has stopped the coordinator
     with pytest.raises(errors.InvalidArgumentError, match="one value per example: got 2 for a batch of 6"):
         coord.join(threads, stop_grace_period_secs=30)
     assert not [t for t in threads if t.is_alive()]
@@ -321,7 +321,7 @@ def _shuffled_run(seed):
                              dtypes=dtypes.int64, shapes=())
     coord, threads = _start()
     _wait_for_producers(threads)  # every example queued: the order depends on the seed alone
-    out = [b.tolist() for b in bq]
+    out = [b.tolist() for b in bq.batches()]
     _stop(coord, threads)
     train.clear_queue_runners()
     return out
@@ -338,8 +338,6 @@ def test_shuffle_batch_is_reproducible_by_seed_and_loses_nothing():
 def test_shuffle_batch_argument_errors():
     with pytest.raises(ValueError, match="must be bigger than min_after_dequeue"):
         train.shuffle_batch(lambda: 1, 2, capacity=5, min_after_dequeue=5, dtypes=dtypes.int64, shapes=())
-    with pytest.raises(ValueError, match="dtypes"):
-        train.batch(lambda: 1, 2)
     with pytest.raises(ValueError, match="Expected at least one set of tensors"):
         train.batch_join([], 2, dtypes=dtypes.int64, shapes=())
     with pytest.raises(ValueError):

@@ -52,7 +52,7 @@ def record_files(tmp_path):
 def _consume(bq):
     counts = collections.Counter()
     sizes = []
-    for b in bq:
+    for b in bq.batches():
         assert sorted(b) == ["id", "pair"]
         np.testing.assert_array_equal(b["pair"][:, 0], b["id"].astype(np.float32))
         np.testing.assert_array_equal(b["pair"][:, 1], -b["id"].astype(np.float32))
@@ -122,7 +122,7 @@ def test_corrupt_file_stops_every_stage_and_reaches_join(record_files):
     bq = train.batch(example, batch_size=BATCH, capacity=8)
     coord = train.Coordinator()
     threads = train.start_queue_runners(coord=coord)
-    list(bq)  # ends (OutOfRange) once the error has stopped the coordinator and the queue is drained
+    list(bq.batches())  # ends (OutOfRange) once the error has stopped the coordinator and the queue is drained
     assert coord.should_stop()
     with pytest.raises(errors.DataLossError):
         coord.join(threads, stop_grace_period_secs=30)
