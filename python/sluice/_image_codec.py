@@ -13,8 +13,11 @@ decodes a PNG and ``decode_png`` a JPEG. GIF, BMP and WebP are not decoded.
 
 Corrupt, truncated or unrecognised data raises
 :class:`sluice.errors.InvalidArgumentError` saying what is wrong, as do bad
-arguments (with TF's messages). Thread-safe: no state is kept.
+arguments (with TF's messages). Thread-safe: no state is kept but the
+process-wide decode limit (:func:`set_decode_limit`).
 """
+
+import operator
 
 import numpy as np
 
@@ -24,8 +27,35 @@ from sluice import errors as _errors
 
 __all__ = [
     "decode_jpeg", "decode_and_crop_jpeg", "decode_png", "decode_image", "extract_jpeg_shape",
-    "encode_jpeg", "encode_png", "is_jpeg",
+    "encode_jpeg", "encode_png", "is_jpeg", "set_decode_limit", "get_decode_limit",
 ]
+
+
+def set_decode_limit(max_bytes):
+    """Sets the process-wide decode limit, in bytes of decoded output (sluice only; not in TF).
+
+    Every decoder refuses, from the file's header and before allocating the
+    image, an image whose width x height x channels x bytes per value of the
+    result's dtype (uint8 1 ... float64 8) is over the limit, with
+    InvalidArgumentError naming the size and the limit. The size is the whole
+    image's (also for decode_and_crop_jpeg). The default is 1 GiB, or the
+    environment variable ``SLUICE_MAX_DECODE_BYTES`` (read once, at the first
+    decode). Applies to decodes started from now on, on every thread.
+
+    Raises:
+      InvalidArgumentError: max_bytes <= 0.
+    """
+    _core.set_decode_limit(operator.index(max_bytes))
+
+
+def get_decode_limit():
+    """The process-wide decode limit in bytes (see :func:`set_decode_limit`).
+
+    Raises:
+      InvalidArgumentError: ``SLUICE_MAX_DECODE_BYTES`` is set but not a
+        positive integer, and set_decode_limit has not replaced it.
+    """
+    return _core.get_decode_limit()
 
 
 def _contents(contents):

@@ -460,8 +460,36 @@ def _wrap_queue(core_queue):
     return q
 
 
+_DEFAULT_GRAPH_SEED = 87654321
+_MAXINT32 = 2**31 - 1
+_unseeded_ops = itertools.count()  # TF counts these per graph; sluice has one
+
+
+def _tf_seed_pair(op_seed, graph_seed=None):
+    """TensorFlow's ``random_seed.get_seed``: the (seed, seed2) pair of a random op.
+
+    `op_seed`: the op's ``seed`` argument; `graph_seed`: the graph-level seed
+    (``tf.compat.v1.set_random_seed``), None if unset. Both are reduced modulo
+    2^31 - 1. With a graph seed, an op without one takes the next of a
+    process-wide count (0, 1, ...), as TF counts such ops in a graph. With
+    neither seed the pair is (None, None): non-deterministic. (0, 0), which
+    the ops read as non-deterministic, becomes (0, 2^31 - 1).
+    """
+    if graph_seed is not None:
+        if op_seed is None:
+            op_seed = next(_unseeded_ops)
+        seeds = (_as_int(graph_seed, "graph seed") % _MAXINT32, _as_int(op_seed, "seed") % _MAXINT32)
+    elif op_seed is not None:
+        seeds = (_DEFAULT_GRAPH_SEED, _as_int(op_seed, "seed") % _MAXINT32)
+    else:
+        seeds = (None, None)
+    return (0, _MAXINT32) if seeds == (0, 0) else seeds
+
+
 def _producer_args(num_epochs, shuffle, seed, capacity, shared_name, name):
-    return (_opt_int(num_epochs, "num_epochs"), bool(shuffle), _opt_int(seed, "seed"),
+    # As TF, only a shuffle draws a seed (and counts toward the graph's ops).
+    seed1, seed2 = _tf_seed_pair(_opt_int(seed, "seed")) if shuffle else (None, None)
+    return (_opt_int(num_epochs, "num_epochs"), bool(shuffle), seed1 or 0, seed2 or 0,
             _as_int(capacity, "capacity"), shared_name or "", name or "")
 
 
@@ -471,9 +499,11 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
 
     Builds a FIFOQueue of `capacity` rows and registers its runner (one C++
     thread), which enqueues all rows (dimension 0) per epoch, in a fresh
-    random order each epoch if `shuffle` (reproducible given `seed`), for
-    `num_epochs` epochs (None: forever), then closes the queue. Returns the
-    queue. `summary_name` is ignored (see :func:`sluice.queue.all_queue_stats`).
+    random order each epoch if `shuffle`, for `num_epochs` epochs (None:
+    forever), then closes the queue. Returns the queue. Given a `seed`, the
+    orders are TensorFlow's for that seed, epoch after epoch; without one
+    they differ from run to run. `summary_name` is ignored (see
+    :func:`sluice.queue.all_queue_stats`).
 
     `cancel_op`: a callable the runner calls (on a C++ thread, with the GIL)
     when the Coordinator stops, instead of the default

@@ -12,6 +12,7 @@
 //                     y_density, xmp_metadata)
 //   _core.encode_png(image, compression)
 //   _core.is_jpeg(contents)
+//   _core.set_decode_limit(max_bytes), _core.get_decode_limit()
 //
 // `contents` is a bytes object, read in place (bytes are immutable, and the
 // call holds a reference); dtypes are TF's DataType numbers. Decoding and
@@ -157,6 +158,9 @@ void BindImageCodec(nb::module_& m) {
         nb::arg("density_unit"), nb::arg("x_density"), nb::arg("y_density"), nb::arg("xmp_metadata"));
   m.def("encode_png", &EncodePng, nb::arg("image"), nb::arg("dtype"), nb::arg("compression"));
   m.def("is_jpeg", [](nb::handle contents) { return image::IsJpeg(Contents(contents)); }, nb::arg("contents"));
+  m.def("set_decode_limit", [](int64_t max_bytes) { ThrowIfError(image::SetDefaultMaxDecodeBytes(max_bytes)); },
+        nb::arg("max_bytes"));
+  m.def("get_decode_limit", [] { return ValueOrThrow(image::DefaultMaxDecodeBytes()); });
 }
 
 }  // namespace sluice::python

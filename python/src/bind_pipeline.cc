@@ -483,14 +483,16 @@ ProducerHandle NewLimitEpochsValue(const nb::list& values, const std::vector<int
 
 // ---- Input producers (queues) ----------------------------------------------------
 
-// The options shared by the input producers; sluice/train.py passes them all.
+// The options shared by the input producers; sluice/_input.py passes them all;
+// (seed, seed2) is TF's seed pair ((0, 0): non-deterministic).
 train::ProducerOptions ToProducerOptions(std::optional<int64_t> num_epochs, bool shuffle,
-                                         std::optional<int64_t> seed, int32_t capacity,
+                                         int64_t seed, int64_t seed2, int32_t capacity,
                                          const std::string& shared_name, const std::string& name) {
   train::ProducerOptions o;
   o.num_epochs = num_epochs;
   o.shuffle = shuffle;
   o.seed = seed;
+  o.seed2 = seed2;
   o.capacity = capacity;
   o.shared_name = shared_name;
   o.name = name;
@@ -510,38 +512,39 @@ void SetCancelOp(nb::handle cancel_op, train::ProducerOptions* o) {
 
 // `values`: a list of bytes (sluice/train.py encodes str).
 QueueHandle NewStringInputProducer(const nb::list& values, std::optional<int64_t> num_epochs, bool shuffle,
-                                   std::optional<int64_t> seed, int32_t capacity, const std::string& shared_name,
+                                   int64_t seed, int64_t seed2, int32_t capacity, const std::string& shared_name,
                                    const std::string& name, nb::handle cancel_op) {
   std::vector<std::string> strings;
   for (nb::handle v : values) {
     nb::bytes b = nb::cast<nb::bytes>(v);
     strings.emplace_back(b.c_str(), b.size());
   }
-  train::ProducerOptions o = ToProducerOptions(num_epochs, shuffle, seed, capacity, shared_name, name);
+  train::ProducerOptions o = ToProducerOptions(num_epochs, shuffle, seed, seed2, capacity, shared_name, name);
   SetCancelOp(cancel_op, &o);
   return QueueOf(train::StringInputProducer(strings, std::move(o)));
 }
 
 QueueHandle NewRangeInputProducer(int32_t limit, std::optional<int64_t> num_epochs, bool shuffle,
-                                  std::optional<int64_t> seed, int32_t capacity, const std::string& shared_name,
+                                  int64_t seed, int64_t seed2, int32_t capacity, const std::string& shared_name,
                                   const std::string& name) {
-  return QueueOf(
-      train::RangeInputProducer(limit, ToProducerOptions(num_epochs, shuffle, seed, capacity, shared_name, name)));
+  return QueueOf(train::RangeInputProducer(
+      limit, ToProducerOptions(num_epochs, shuffle, seed, seed2, capacity, shared_name, name)));
 }
 
 QueueHandle NewInputProducer(nb::handle value, int dtype, nb::handle element_shape, std::optional<int64_t> num_epochs,
-                             bool shuffle, std::optional<int64_t> seed, int32_t capacity,
+                             bool shuffle, int64_t seed, int64_t seed2, int32_t capacity,
                              const std::string& shared_name, const std::string& name, nb::handle cancel_op) {
   Tensor input = PythonToTensor(value, static_cast<DType>(dtype));
   train::InputProducerOptions o;
-  static_cast<train::ProducerOptions&>(o) = ToProducerOptions(num_epochs, shuffle, seed, capacity, shared_name, name);
+  static_cast<train::ProducerOptions&>(o) =
+      ToProducerOptions(num_epochs, shuffle, seed, seed2, capacity, shared_name, name);
   SetCancelOp(cancel_op, &o);
   if (!element_shape.is_none()) o.element_shape = ToShape(element_shape);
   return QueueOf(train::InputProducer(std::move(input), std::move(o)));
 }
 
 ProducerHandle NewSliceInputProducer(const nb::list& values, const std::vector<int>& dtypes,
-                                     std::optional<int64_t> num_epochs, bool shuffle, std::optional<int64_t> seed,
+                                     std::optional<int64_t> num_epochs, bool shuffle, int64_t seed, int64_t seed2,
                                      int32_t capacity, const std::string& shared_name, const std::string& name) {
   ProducerHandle out;
   out.dtypes = ToDTypes(dtypes);
@@ -552,7 +555,7 @@ ProducerHandle NewSliceInputProducer(const nb::list& values, const std::vector<i
     out.shapes.push_back(PartialShape(std::vector<int64_t>(dims.begin() + 1, dims.end())));
   }
   out.producer = ValueOrThrow(train::SliceInputProducer(
-      std::move(tensors), ToProducerOptions(num_epochs, shuffle, seed, capacity, shared_name, name)));
+      std::move(tensors), ToProducerOptions(num_epochs, shuffle, seed, seed2, capacity, shared_name, name)));
   return out;
 }
 
@@ -779,15 +782,16 @@ void BindPipeline(nb::module_& m) {
         nb::arg("num_epochs").none());
 
   m.def("string_input_producer", &NewStringInputProducer, nb::arg("strings"), nb::arg("num_epochs").none(),
-        nb::arg("shuffle"), nb::arg("seed").none(), nb::arg("capacity"), nb::arg("shared_name"), nb::arg("name"),
-        nb::arg("cancel_op").none() = nb::none());
+        nb::arg("shuffle"), nb::arg("seed"), nb::arg("seed2"), nb::arg("capacity"), nb::arg("shared_name"),
+        nb::arg("name"), nb::arg("cancel_op").none() = nb::none());
   m.def("range_input_producer", &NewRangeInputProducer, nb::arg("limit"), nb::arg("num_epochs").none(),
-        nb::arg("shuffle"), nb::arg("seed").none(), nb::arg("capacity"), nb::arg("shared_name"), nb::arg("name"));
+        nb::arg("shuffle"), nb::arg("seed"), nb::arg("seed2"), nb::arg("capacity"), nb::arg("shared_name"),
+        nb::arg("name"));
   m.def("input_producer", &NewInputProducer, nb::arg("value"), nb::arg("dtype"), nb::arg("element_shape").none(),
-        nb::arg("num_epochs").none(), nb::arg("shuffle"), nb::arg("seed").none(), nb::arg("capacity"),
+        nb::arg("num_epochs").none(), nb::arg("shuffle"), nb::arg("seed"), nb::arg("seed2"), nb::arg("capacity"),
         nb::arg("shared_name"), nb::arg("name"), nb::arg("cancel_op").none() = nb::none());
   m.def("slice_input_producer", &NewSliceInputProducer, nb::arg("values"), nb::arg("dtypes"),
-        nb::arg("num_epochs").none(), nb::arg("shuffle"), nb::arg("seed").none(), nb::arg("capacity"),
+        nb::arg("num_epochs").none(), nb::arg("shuffle"), nb::arg("seed"), nb::arg("seed2"), nb::arg("capacity"),
         nb::arg("shared_name"), nb::arg("name"));
   m.def("match_filenames_once", &MatchFilenamesOnce, nb::arg("patterns"));
 

@@ -30,6 +30,18 @@ class Philox4x32 {
     return block_[used_++];
   }
 
+  // Advances the counter by `count` blocks (4 samples each) without
+  // computing them, as TF's PhiloxRandom::Skip: the count is added to the
+  // low 64 bits of the counter, carrying into the high 64. Samples of the
+  // current block not yet taken are still returned first.
+  void Skip(uint64_t count) {
+    const uint64_t low = (uint64_t{counter_[1]} << 32 | counter_[0]) + count;
+    const bool carry = low < count;
+    counter_[0] = static_cast<uint32_t>(low);
+    counter_[1] = static_cast<uint32_t>(low >> 32);
+    if (carry && ++counter_[2] == 0) ++counter_[3];
+  }
+
  private:
   static constexpr uint32_t kM0 = 0xD2511F53, kM1 = 0xCD9E8D57;
   static constexpr uint32_t kW0 = 0x9E3779B9, kW1 = 0xBB67AE85;

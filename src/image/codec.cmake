@@ -8,4 +8,5 @@ list(APPEND SLUICE_IMAGE_SOURCES
 list(APPEND SLUICE_IMAGE_TEST_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/jpeg_codec_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/png_codec_test.cc
-  ${CMAKE_CURRENT_LIST_DIR}/decode_image_test.cc)
+  ${CMAKE_CURRENT_LIST_DIR}/decode_image_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/decode_limit_test.cc)

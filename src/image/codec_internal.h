@@ -18,13 +18,30 @@ namespace sluice::image::internal {
 // iMCU columns covering the crop), and *column_offset says where the crop
 // starts in them (0 when the rows came out exactly cropped). This skips a
 // copy of every row; the fused random resized crop reads the window in place.
+// `output_dtype`: what the caller converts the image to; the decode limit
+// (options.max_decode_bytes) counts bytes of it, for the whole image.
 // REQUIRES: SniffImageFormat(contents) == kJpeg; options already checked.
 Result<Tensor> DecodeJpegData(std::string_view contents, const DecodeJpegOptions& options,
-                              const CropWindow* crop, int64_t* column_offset = nullptr);
+                              const CropWindow* crop, int64_t* column_offset = nullptr,
+                              DType output_dtype = DType::kUInt8);
 
-// The PNG decoder proper: uint8 (`bits` 8) or uint16 (`bits` 16) HWC.
+// The PNG decoder proper: uint8 (`bits` 8) or uint16 (`bits` 16) HWC,
+// refused from its header when over the decode limit `max_decode_bytes`
+// (0: the default), counting bytes of `output_dtype`.
 // REQUIRES: SniffImageFormat(contents) == kPng; channels in {0,1,3,4}.
-Result<Tensor> DecodePngData(std::string_view contents, int channels, int bits);
+Result<Tensor> DecodePngData(std::string_view contents, int channels, int bits, int64_t max_decode_bytes,
+                             DType output_dtype);
+
+// The limit of one decode: `max_decode_bytes` when > 0, else
+// DefaultMaxDecodeBytes(). InvalidArgument for a negative option.
+Result<int64_t> DecodeLimit(int64_t max_decode_bytes);
+
+// The "Decode limit" error of codec.h unless width x height x channels
+// values of `dtype` fit in `max_bytes` bytes.
+// REQUIRES: width * height * channels < 2^31 (TF's own limits, checked
+// first, keep the product far from overflow).
+Status CheckDecodeLimit(ImageFormat format, int64_t width, int64_t height, int64_t channels, DType dtype,
+                        int64_t max_bytes);
 
 // Checks shared by the decoders, with TF's messages.
 Status CheckChannels(int channels);  // 0, 1, 3 or 4

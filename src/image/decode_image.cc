@@ -1,8 +1,13 @@
 // Format sniffing and the public decode entry points (see codec.h): each
 // checks its arguments with TF's messages, looks at the magic bytes, and
-// hands the data to the JPEG or PNG decoder.
+// hands the data to the JPEG or PNG decoder. Also the decode limit.
+#include <atomic>
+#include <charconv>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <string_view>
+#include <system_error>
 
 #include "codec_internal.h"
 #include "sluice/image/codec.h"
@@ -49,6 +54,55 @@ Status CheckJpegOptions(const DecodeJpegOptions& o) {
                                    o.dct_method, "'");
   }
   return Status::OK();
+}
+
+namespace {
+
+// The process-wide default limit (codec.h), set up on first use.
+struct DefaultLimit {
+  std::atomic<int64_t> bytes;  // 0 while an invalid environment value stands
+  std::string env_error;       // why, then; constant after construction
+};
+
+DefaultLimit& TheDefaultLimit() {
+  static DefaultLimit* const limit = [] {
+    auto* l = new DefaultLimit{{kDefaultMaxDecodeBytes}, {}};
+    const char* env = std::getenv("SLUICE_MAX_DECODE_BYTES");
+    if (env == nullptr) return l;
+    const std::string_view text(env);
+    int64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec == std::errc() && end == text.data() + text.size() && value > 0) {
+      l->bytes.store(value, std::memory_order_relaxed);
+    } else {
+      l->bytes.store(0, std::memory_order_relaxed);
+      l->env_error = StrCat("SLUICE_MAX_DECODE_BYTES must be a positive number of bytes, got '", text,
+                            "'; fix it, or set the limit with sluice.image.set_decode_limit()");
+    }
+    return l;
+  }();
+  return *limit;
+}
+
+}  // namespace
+
+Result<int64_t> DecodeLimit(int64_t max_decode_bytes) {
+  if (max_decode_bytes > 0) return max_decode_bytes;
+  if (max_decode_bytes < 0) {
+    return errors::InvalidArgument("max_decode_bytes must be > 0 (or 0 for the default), got ", max_decode_bytes);
+  }
+  return DefaultMaxDecodeBytes();
+}
+
+Status CheckDecodeLimit(ImageFormat format, int64_t width, int64_t height, int64_t channels, DType dtype,
+                        int64_t max_bytes) {
+  const int64_t bytes = width * height * channels * static_cast<int64_t>(DTypeSize(dtype));
+  if (bytes <= max_bytes) return Status::OK();
+  return errors::InvalidArgument(ImageFormatName(format), " image too large to decode: ", width, "x", height,
+                                 " (width x height) x ", channels, " channels of ", DTypeName(dtype), " is ",
+                                 bytes, " bytes, over the decode limit of ", max_bytes,
+                                 " bytes; raise it with sluice.image.set_decode_limit(), the "
+                                 "SLUICE_MAX_DECODE_BYTES environment variable or the max_decode_bytes option");
 }
 
 Status EmptyInputError() { return errors::InvalidArgument("Input is empty."); }
@@ -98,6 +152,19 @@ Result<Tensor> ConvertDecoded(Tensor image, DType dtype) {
 
 }  // namespace internal
 
+Result<int64_t> DefaultMaxDecodeBytes() {
+  internal::DefaultLimit& limit = internal::TheDefaultLimit();
+  const int64_t bytes = limit.bytes.load(std::memory_order_relaxed);
+  if (bytes == 0) return errors::InvalidArgument(limit.env_error);
+  return bytes;
+}
+
+Status SetDefaultMaxDecodeBytes(int64_t max_bytes) {
+  if (max_bytes <= 0) return errors::InvalidArgument("the decode limit must be > 0 bytes, got ", max_bytes);
+  internal::TheDefaultLimit().bytes.store(max_bytes, std::memory_order_relaxed);
+  return Status::OK();
+}
+
 using internal::CheckChannels;
 using internal::CheckJpegOptions;
 
@@ -106,7 +173,9 @@ Result<Tensor> DecodeJpeg(std::string_view contents, const DecodeJpegOptions& op
   if (options.channels == 4) return errors::InvalidArgument("JPEG does not support 4 channels");
   if (contents.empty()) return internal::EmptyInputError();
   const ImageFormat format = SniffImageFormat(contents);
-  if (format == ImageFormat::kPng) return internal::DecodePngData(contents, options.channels, 8);
+  if (format == ImageFormat::kPng) {
+    return internal::DecodePngData(contents, options.channels, 8, options.max_decode_bytes, DType::kUInt8);
+  }
   if (format != ImageFormat::kJpeg) return internal::UnsupportedFormatError(format);
   return internal::DecodeJpegData(contents, options, nullptr);
 }
@@ -135,6 +204,7 @@ Result<Tensor> DecodePng(std::string_view contents, const DecodePngOptions& opti
   DecodeImageOptions image_options;
   image_options.channels = options.channels;
   image_options.dtype = options.dtype;
+  image_options.max_decode_bytes = options.max_decode_bytes;
   return DecodeImage(contents, image_options);
 }
 
@@ -149,15 +219,17 @@ Result<Tensor> DecodeImage(std::string_view contents, const DecodeImageOptions& 
   if (contents.empty()) return internal::EmptyInputError();
   const ImageFormat format = SniffImageFormat(contents);
   if (format == ImageFormat::kPng) {
-    SLUICE_ASSIGN_OR_RETURN(Tensor image,
-                            internal::DecodePngData(contents, options.channels, dtype == DType::kUInt8 ? 8 : 16));
+    SLUICE_ASSIGN_OR_RETURN(Tensor image, internal::DecodePngData(contents, options.channels,
+                                                                  dtype == DType::kUInt8 ? 8 : 16,
+                                                                  options.max_decode_bytes, dtype));
     return internal::ConvertDecoded(std::move(image), dtype);
   }
   if (format != ImageFormat::kJpeg) return internal::UnsupportedFormatError(format);
   if (options.channels == 4) return errors::InvalidArgument("JPEG does not support 4 channels");
   DecodeJpegOptions jpeg;
   jpeg.channels = options.channels;
-  SLUICE_ASSIGN_OR_RETURN(Tensor image, internal::DecodeJpegData(contents, jpeg, nullptr));
+  jpeg.max_decode_bytes = options.max_decode_bytes;
+  SLUICE_ASSIGN_OR_RETURN(Tensor image, internal::DecodeJpegData(contents, jpeg, nullptr, nullptr, dtype));
   return internal::ConvertDecoded(std::move(image), dtype);
 }
 

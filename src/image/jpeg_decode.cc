@@ -328,7 +328,7 @@ Status HandleMissingRows(const DecodeJpegOptions& options, JDIMENSION rows_read,
 }  // namespace
 
 Result<Tensor> DecodeJpegData(std::string_view contents, const DecodeJpegOptions& options,
-                              const CropWindow* crop, int64_t* column_offset) {
+                              const CropWindow* crop, int64_t* column_offset, DType output_dtype) {
   JpegDecoder d(contents, options.try_recover_truncated);
   if (!d.Run(&JpegDecoder::Create) || !d.Run(&JpegDecoder::ReadHeader)) return LibjpegError(d);
   if (!d.header_complete()) {
@@ -343,6 +343,10 @@ Result<Tensor> DecodeJpegData(std::string_view contents, const DecodeJpegOptions
                                    cinfo.output_width, "x", cinfo.num_components,
                                    " is empty or too large (limit 2^29 samples)");
   }
+  // Before jpeg_start_decompress, which allocates libjpeg's buffers.
+  SLUICE_ASSIGN_OR_RETURN(const int64_t max_bytes, DecodeLimit(options.max_decode_bytes));
+  SLUICE_RETURN_IF_ERROR(CheckDecodeLimit(ImageFormat::kJpeg, cinfo.output_width, cinfo.output_height, channels,
+                                          output_dtype, max_bytes));
   if (crop != nullptr) {
     SLUICE_RETURN_IF_ERROR(CheckCropWindow(*crop, cinfo.output_width, cinfo.output_height));
   }

@@ -179,7 +179,8 @@ void Widen8To16(uint8_t* data, int64_t rows, int64_t samples_per_row, size_t str
 
 }  // namespace
 
-Result<Tensor> DecodePngData(std::string_view contents, int channels, int bits) {
+Result<Tensor> DecodePngData(std::string_view contents, int channels, int bits, int64_t max_decode_bytes,
+                             DType output_dtype) {
   PngDecoder d(contents, channels, bits);
   const auto init_failed = [&] {
     return errors::InvalidArgument("Invalid PNG. Failed to initialize decoder: ", d.message());
@@ -192,6 +193,8 @@ Result<Tensor> DecodePngData(std::string_view contents, int channels, int bits) 
     return errors::InvalidArgument("Invalid PNG data, size ", contents.size(), ": image ", height,
                                    "x", width, "x", out_channels, " is too large (limit 2^31 samples)");
   }
+  SLUICE_ASSIGN_OR_RETURN(const int64_t max_bytes, DecodeLimit(max_decode_bytes));
+  SLUICE_RETURN_IF_ERROR(CheckDecodeLimit(ImageFormat::kPng, width, height, out_channels, output_dtype, max_bytes));
   const int expected_bits = d.synthesize_16() ? 8 : bits;
   if (d.decoded_channels() != out_channels || d.decoded_bits() != expected_bits) {
     return errors::Internal("libpng decodes ", d.decoded_channels(), " channels of ", d.decoded_bits(),

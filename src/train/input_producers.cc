@@ -5,6 +5,7 @@
 #include <random>
 #include <utility>
 
+#include "core/philox.h"
 #include "sluice/core/mutex.h"
 #include "train/name_scope.h"
 
@@ -12,33 +13,25 @@ namespace sluice::train {
 namespace {
 
 // Yields the rows of `rows` (one component, dimension 0) in a fresh random
-// order on every call: TF's random_shuffle op, whose generator state carries
-// over from one run to the next. Thread-safe.
+// order on every call: TF's RandomShuffle op, bit for bit. Its Philox
+// generator persists across calls; each call with n > 1 rows reserves
+// ceil((n - 1) / 4) blocks (n - 1 samples) and swaps row i with row
+// i + sample_i % (n - i), i = 0 .. n-2. An input of at most one row or one
+// element is passed through and draws nothing. Thread-safe.
 class Shuffler {
  public:
-  Shuffler(Tensor rows, std::optional<int64_t> seed) : rows_(std::move(rows)) {
-    uint64_t s;
-    if (seed.has_value()) {
-      s = static_cast<uint64_t>(*seed);
-    } else {
-      std::random_device rd;
-      s = (uint64_t{rd()} << 32) | rd();
-    }
-    rng_.seed(s);
-  }
+  Shuffler(Tensor rows, uint64_t seed, uint64_t seed2) : rows_(std::move(rows)), rng_(seed, seed2) {}
 
   Result<Element> Next() EXCLUDES(mu_) {
     const int64_t n = rows_.shape().dim(0);
+    if (n <= 1 || rows_.num_elements() <= 1) return Element{rows_};
+    Philox4x32 rng = Reserve((static_cast<uint64_t>(n) - 1 + 3) / 4);
     std::vector<int64_t> order(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), int64_t{0});
-    {
-      MutexLock lock(&mu_);
-      // Fisher-Yates, written out so the order is the same on every
-      // standard library.
-      for (int64_t i = n - 1; i > 0; --i) {
-        const int64_t j = static_cast<int64_t>(rng_() % static_cast<uint64_t>(i + 1));
-        std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]);
-      }
+    for (int64_t i = 0; i < n - 1; ++i) {
+      // TF's uniform(n) takes a uint32 bound.
+      const int64_t j = i + rng.Next() % static_cast<uint32_t>(n - i);
+      std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]);
     }
     std::vector<Tensor> parts;
     parts.reserve(order.size());
@@ -49,10 +42,29 @@ class Shuffler {
   }
 
  private:
+  // A generator for the next `blocks` blocks, which the shared one skips
+  // (TF's GuardedPhiloxRandom::ReserveSamples128).
+  Philox4x32 Reserve(uint64_t blocks) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    Philox4x32 local = rng_;
+    rng_.Skip(blocks);
+    return local;
+  }
+
   const Tensor rows_;
   Mutex mu_;
-  std::mt19937_64 rng_ GUARDED_BY(mu_);
+  Philox4x32 rng_ GUARDED_BY(mu_);  // never sampled: always at a block boundary
 };
+
+// The RandomShuffle op's seeds: (0, 0) draws both from a non-deterministic
+// source, as TF's GuardedPhiloxRandom::Init.
+std::pair<uint64_t, uint64_t> ShuffleSeeds(const ProducerOptions& o) {
+  if (o.seed != 0 || o.seed2 != 0) return {static_cast<uint64_t>(o.seed), static_cast<uint64_t>(o.seed2)};
+  std::random_device rd;
+  const uint64_t seed = (uint64_t{rd()} << 32) | rd();
+  const uint64_t seed2 = (uint64_t{rd()} << 32) | rd();
+  return {seed, seed2};
+}
 
 Status ValidateProducerOptions(const ProducerOptions& o) {
   if (o.num_epochs.has_value() && *o.num_epochs <= 0) {
@@ -82,7 +94,8 @@ Result<ProducerQueue> MakeInputProducer(Tensor rows, std::string_view fn, Produc
 
   Producer epoch;
   if (o.shuffle) {
-    auto shuffler = std::make_shared<Shuffler>(std::move(rows), o.seed);
+    const auto [seed, seed2] = ShuffleSeeds(o);
+    auto shuffler = std::make_shared<Shuffler>(std::move(rows), seed, seed2);
     epoch = [shuffler] { return shuffler->Next(); };
   } else {
     epoch = [rows = Element{std::move(rows)}]() -> Result<Element> { return rows; };
@@ -102,6 +115,18 @@ Result<ProducerQueue> MakeInputProducer(Tensor rows, std::string_view fn, Produc
 }
 
 }  // namespace
+
+SeedPair TfSeedPair(int64_t op_seed, std::optional<int64_t> graph_seed) {
+  constexpr int64_t kMaxInt32 = 2147483647;
+  constexpr int64_t kDefaultGraphSeed = 87654321;
+  auto truncate = [](int64_t s) {  // Python's %: never negative
+    const int64_t r = s % kMaxInt32;
+    return r < 0 ? r + kMaxInt32 : r;
+  };
+  SeedPair p{graph_seed.has_value() ? truncate(*graph_seed) : kDefaultGraphSeed, truncate(op_seed)};
+  if (p.seed == 0 && p.seed2 == 0) p.seed2 = kMaxInt32;  // (0, 0) would mean "random"
+  return p;
+}
 
 Result<ProducerQueue> InputProducer(Tensor input_tensor, InputProducerOptions options) {
   if (!input_tensor.valid()) return errors::InvalidArgument("input_producer: input_tensor is not set");

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "input_test_util.h"
@@ -199,6 +200,115 @@ TEST(RangeInputProducerTest, ProducesZeroToLimitPerEpoch) {
     EXPECT_EQ(epoch, want);
   }
   EXPECT_TRUE(IsOk(h.Stop()));
+}
+
+// Every int32 a RangeInputProducer(limit) gives over `epochs` epochs under
+// the seed pair `seeds`.
+std::vector<int32_t> RangeRun(int32_t limit, SeedPair seeds, int epochs) {
+  Harness h;
+  ProducerOptions o;
+  o.num_epochs = epochs;
+  o.seed = seeds.seed;
+  o.seed2 = seeds.seed2;
+  o.capacity = 7;  // smaller than most epochs: the enqueue blocks part-way
+  o.registry = h.registry();
+  Result<ProducerQueue> p = RangeInputProducer(limit, o);
+  EXPECT_TRUE(p.ok()) << p.status();
+  if (!p.ok()) return {};
+  h.Start();
+  std::vector<int32_t> got;
+  for (;;) {
+    Result<Element> e = p->queue->Dequeue(queue::WaitOptions::Timeout(testing::kSafety));
+    if (!e.ok()) {
+      EXPECT_TRUE(StatusIs(e.status(), Code::kOutOfRange)) << e.status();
+      break;
+    }
+    got.push_back((*e)[0].scalar<int32_t>());
+  }
+  EXPECT_TRUE(IsOk(h.Stop()));
+  return got;
+}
+
+// The orders below are TensorFlow 2.21's
+// tf.compat.v1.train.range_input_producer(limit, num_epochs, seed=s) (no
+// graph seed), read from a Session.
+TEST(RangeInputProducerTest, SeededOrderIsTensorFlowsEpochAfterEpoch) {
+  EXPECT_EQ(RangeRun(10, TfSeedPair(7), 3),
+            (std::vector<int32_t>{7, 2, 0, 9, 8, 4, 5, 1, 6, 3, 3, 7, 9, 5, 8,
+                                  4, 2, 0, 6, 1, 7, 3, 2, 0, 9, 4, 1, 8, 5, 6}));
+  EXPECT_EQ(RangeRun(2, TfSeedPair(5), 6), (std::vector<int32_t>{1, 0, 0, 1, 0, 1, 0, 1, 1, 0, 1, 0}));
+  EXPECT_EQ(RangeRun(1, TfSeedPair(5), 3), (std::vector<int32_t>{0, 0, 0}));
+}
+
+TEST(RangeInputProducerTest, SeededOrderOfALargeRangeIsTensorFlows) {
+  // 1000 rows draw 250 Philox blocks per epoch: later epochs check the skip.
+  const std::vector<int32_t> got = RangeRun(1000, TfSeedPair(123), 3);
+  ASSERT_EQ(got.size(), 3000u);
+  const std::vector<std::vector<int32_t>> want{{136, 885, 43, 698, 762, 290, 813, 692},
+                                               {917, 719, 677, 871, 176, 33, 614, 691},
+                                               {948, 952, 834, 425, 604, 689, 716, 876}};
+  for (size_t e = 0; e < want.size(); ++e) {
+    EXPECT_EQ(std::vector<int32_t>(got.begin() + 1000 * e, got.begin() + 1000 * e + 8), want[e]) << "epoch " << e;
+  }
+}
+
+TEST(StringInputProducerTest, SeededOrderIsTensorFlows) {
+  Harness h;
+  ProducerOptions o;
+  o.num_epochs = 3;
+  const SeedPair seeds = TfSeedPair(42);
+  o.seed = seeds.seed;
+  o.seed2 = seeds.seed2;
+  o.registry = h.registry();
+  Result<ProducerQueue> p = StringInputProducer(Names(5), o);
+  ASSERT_TRUE(p.ok()) << p.status();
+  h.Start();
+  EXPECT_EQ(DrainStrings(*p->queue),
+            (std::vector<std::string>{"file2", "file1", "file3", "file4", "file0", "file1", "file0", "file2",
+                                      "file4", "file3", "file0", "file3", "file4", "file2", "file1"}));
+  EXPECT_TRUE(IsOk(h.Stop()));
+}
+
+TEST(InputProducerTest, SeededOrderOfRowsUnderAGraphSeedIsTensorFlows) {
+  // tf.compat.v1.set_random_seed(9); input_producer(rows, seed=3).
+  Tensor rows(DType::kFloat32, TensorShape{4, 2});
+  for (int i = 0; i < 8; ++i) rows.data<float>()[i] = static_cast<float>(i);
+  Harness h;
+  InputProducerOptions o;
+  o.num_epochs = 2;
+  const SeedPair seeds = TfSeedPair(3, 9);
+  o.seed = seeds.seed;
+  o.seed2 = seeds.seed2;
+  o.registry = h.registry();
+  Result<ProducerQueue> p = InputProducer(rows, o);
+  ASSERT_TRUE(p.ok()) << p.status();
+  h.Start();
+  Result<Element> all = p->queue->DequeueMany(8, queue::WaitOptions::Timeout(testing::kSafety));
+  ASSERT_TRUE(all.ok()) << all.status();
+  const float* v = (*all)[0].data<float>();
+  EXPECT_EQ(std::vector<float>(v, v + 16),
+            (std::vector<float>{4, 5, 0, 1, 6, 7, 2, 3, 2, 3, 6, 7, 0, 1, 4, 5}));
+  EXPECT_TRUE(IsOk(h.Stop()));
+}
+
+TEST(RangeInputProducerTest, UnseededShuffleDiffersFromRunToRun) {
+  // (0, 0) seeds from a non-deterministic source; two runs agreeing on one
+  // order of 20 rows would happen once in 20! runs.
+  const std::vector<int32_t> a = RangeRun(20, SeedPair{}, 1);
+  ASSERT_EQ(a.size(), 20u);
+  EXPECT_NE(RangeRun(20, SeedPair{}, 1), a);
+}
+
+TEST(TfSeedPairTest, FollowsRandomSeedGetSeed) {
+  auto pair = [](SeedPair p) { return std::make_pair(p.seed, p.seed2); };
+  EXPECT_EQ(pair(TfSeedPair(5)), std::make_pair(int64_t{87654321}, int64_t{5}));
+  EXPECT_EQ(pair(TfSeedPair(-1)), std::make_pair(int64_t{87654321}, int64_t{2147483646}));
+  EXPECT_EQ(pair(TfSeedPair(2147483647)), std::make_pair(int64_t{87654321}, int64_t{0}));
+  EXPECT_EQ(pair(TfSeedPair(2147483648, 9)), std::make_pair(int64_t{9}, int64_t{1}));
+  EXPECT_EQ(pair(TfSeedPair(0, -2)), std::make_pair(int64_t{2147483645}, int64_t{0}));
+  // (0, 0) means "non-deterministic" to the ops, so TF turns it into (0, M).
+  EXPECT_EQ(pair(TfSeedPair(0, 0)), std::make_pair(int64_t{0}, int64_t{2147483647}));
+  EXPECT_EQ(pair(TfSeedPair(2147483647, 2147483647)), std::make_pair(int64_t{0}, int64_t{2147483647}));
 }
 
 TEST(InputProducerTest, ProducesRowsAndChecksElementShape) {

@@ -19,8 +19,14 @@
 // InvalidArgument with TF's message. No input makes these functions crash,
 // hang or write to stderr: library warnings are counted, never printed.
 //
-// Thread-safety: every function is reentrant and keeps no global state; call
-// them from any number of threads. `contents` is only read, and only during
+// Decode limit: every decoder refuses an image whose decoded size is over a
+// byte budget, reading the size from the header before allocating anything
+// image-sized (see "Decode limit" below). A 3 KB file can claim 13000 x
+// 13000 pixels.
+//
+// Thread-safety: every function is reentrant and keeps no global state but
+// the process-wide decode limit (an atomic); call them from any number of
+// threads. `contents` is only read, and only during
 // the call (pass a view of a mapped file or of a tensor's bytes: no copy).
 #ifndef SLUICE_IMAGE_CODEC_H_
 #define SLUICE_IMAGE_CODEC_H_
@@ -35,6 +41,39 @@
 #include "sluice/image/image.h"  // CropWindow
 
 namespace sluice::image {
+
+// ---- Decode limit -----------------------------------------------------------
+//
+// A decode fails with InvalidArgument, before the image is allocated, when
+// width x height x channels x the bytes of one value of the result's dtype
+// (uint8 1, uint16 2, float32 4, float64 8) is over the limit. The size is
+// the whole image's at the decode's scale (DecodeJpegOptions::ratio), even
+// when only a crop is returned (DecodeAndCropJpeg, the fused random resized
+// crop): libjpeg still reads the whole image, and buffers a progressive one
+// whole. The message names the size, the bytes and the limit, e.g.
+//   "Image too large to decode: 13000x13000 (width x height) x 3 channels
+//   of uint8 is 507000000 bytes, over the decode limit of 268435456 bytes;
+//   raise it with sluice.image.set_decode_limit(), the
+//   SLUICE_MAX_DECODE_BYTES environment variable or the max_decode_bytes
+//   option"
+// The limit is the options' max_decode_bytes when > 0, else the
+// process-wide default below. TF's own limits still apply (a JPEG under
+// 2^29 samples, a PNG under 2^31).
+
+// The built-in default: 1 GiB of decoded output.
+inline constexpr int64_t kDefaultMaxDecodeBytes = int64_t{1} << 30;
+
+// The process-wide limit: the last SetDefaultMaxDecodeBytes, else the
+// environment variable SLUICE_MAX_DECODE_BYTES (a positive decimal number
+// of bytes, read once, on first use), else kDefaultMaxDecodeBytes.
+// Errors: InvalidArgument when SLUICE_MAX_DECODE_BYTES is set but not a
+// positive integer and no SetDefaultMaxDecodeBytes replaced it (so every
+// decode relying on it fails, naming the variable). Thread-safe.
+Result<int64_t> DefaultMaxDecodeBytes();
+
+// Sets the process-wide limit for decodes from now on (calls in flight keep
+// theirs). Errors: InvalidArgument for max_bytes <= 0. Thread-safe.
+[[nodiscard]] Status SetDefaultMaxDecodeBytes(int64_t max_bytes);
 
 // ---- Sniffing -------------------------------------------------------------
 
@@ -74,13 +113,16 @@ struct DecodeJpegOptions {
   // "" or "INTEGER_FAST" (libjpeg's JDCT_IFAST, TF's default) or
   // "INTEGER_ACCURATE" (JDCT_ISLOW).
   std::string dct_method;
+  // The decode limit in bytes (see "Decode limit"); 0: the process-wide
+  // default. Negative is InvalidArgument.
+  int64_t max_decode_bytes = 0;
 };
 
 // tf.io.decode_jpeg: uint8 [height, width, channels]. A PNG is decoded as
 // DecodePng would with the same `channels` (as TF 2 does).
 // Errors (InvalidArgument): bad options; empty input ("Input is empty.");
 // unknown format; corrupt or truncated JPEG (see DecodeJpegOptions for
-// what a truncated file may still give).
+// what a truncated file may still give); an image over the decode limit.
 Result<Tensor> DecodeJpeg(std::string_view contents, const DecodeJpegOptions& options = {});
 
 // tf.image.decode_and_crop_jpeg's crop_window [y, x, height, width] is a
@@ -133,6 +175,8 @@ struct DecodePngOptions {
   // kUInt8 or kUInt16. 16-bit files to uint8 keep the high byte; 8-bit and
   // smaller to uint16 are scaled by 257.
   DType dtype = DType::kUInt8;
+  // As DecodeJpegOptions::max_decode_bytes.
+  int64_t max_decode_bytes = 0;
 };
 
 // tf.io.decode_png: [height, width, channels] of `options.dtype`; bit depths
@@ -140,7 +184,7 @@ struct DecodePngOptions {
 // DecodeJpeg would (with uint16 values v * 256, as TF).
 // Errors (InvalidArgument): bad options, empty input, unknown format,
 // corrupt or truncated data (bad CRC in a critical chunk, bad zlib stream,
-// missing rows).
+// missing rows); an image over the decode limit.
 Result<Tensor> DecodePng(std::string_view contents, const DecodePngOptions& options = {});
 
 // tf.io.encode_png: a PNG file from a uint8 or uint16 [height, width, 1..4]
@@ -160,12 +204,15 @@ struct DecodeImageOptions {
   // Only meaningful for GIF, which is not decoded here; kept for TF's
   // signature.
   bool expand_animations = true;
+  // As DecodeJpegOptions::max_decode_bytes; counts the bytes of `dtype`.
+  int64_t max_decode_bytes = 0;
 };
 
 // tf.io.decode_image for JPEG and PNG: [height, width, channels].
 // Errors (InvalidArgument): bad options, empty input, "Unknown image file
 // format. One of JPEG, PNG required.", GIF/BMP/WebP ("... is not supported
-// by sluice"), and the decoders' errors.
+// by sluice"), and the decoders' errors (the decode limit counting the
+// bytes of `dtype`).
 Result<Tensor> DecodeImage(std::string_view contents, const DecodeImageOptions& options = {});
 
 }  // namespace sluice::image

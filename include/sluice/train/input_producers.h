@@ -13,8 +13,9 @@
 //      fails with OutOfRange "Reached limit of N", the runner thread ends and
 //      closes the queue (not cancelling: queued rows stay and are drained);
 //   2. if shuffle, the rows are permuted, a fresh permutation every epoch,
-//      drawn from a generator seeded once with `seed` (so the sequence of
-//      epochs is reproducible given a seed);
+//      as TF's RandomShuffle op: one Philox stream per producer, seeded once
+//      with the pair (seed, seed2), so a given pair gives TF's order for
+//      that pair, epoch after epoch (see ProducerOptions::seed);
 //   3. all rows are enqueued with enqueue_many, which blocks while the queue
 //      is full; epochs never interleave.
 // So every epoch delivers each row exactly once.
@@ -47,8 +48,22 @@ struct ProducerOptions {
   std::optional<int64_t> num_epochs;
   // Permute the rows within each epoch.
   bool shuffle = true;
-  // Seed of the shuffle; nullopt: non-deterministic.
-  std::optional<int64_t> seed;
+  // The shuffle's seed pair: TF's RandomShuffle attributes seed and seed2.
+  // (0, 0): drawn from a non-deterministic source, a new order every run.
+  // Any other pair gives the same orders as TF's op with that pair.
+  //
+  // TF's Python turns its `seed` argument (the op seed) and the graph seed
+  // into the pair by random_seed.get_seed, with M = 2^31 - 1 and Python's
+  // (non-negative) modulo:
+  //   op seed s, no graph seed:    (87654321, s mod M)
+  //   graph seed g, op seed s:     (g mod M, s mod M)
+  //   graph seed g, no op seed:    (g mod M, k mod M), k counting such ops
+  //                                in the graph from 0
+  //   neither:                     (0, 0)
+  // and a result of (0, 0) becomes (0, M). TfSeedPair() computes it;
+  // sluice's Python does too (sluice/_input.py _tf_seed_pair).
+  int64_t seed = 0;
+  int64_t seed2 = 0;
   // The queue's capacity, in rows. Must be > 0.
   int32_t capacity = 32;
   // Non-empty: the queue is shared with every queue of this shared_name in
@@ -69,6 +84,14 @@ struct InputProducerOptions : ProducerOptions {
   // fully defined and compatible.
   std::optional<PartialShape> element_shape;
 };
+
+// TF's seed pair for op seed `op_seed` under graph seed `graph_seed`
+// (nullopt: none), as described at ProducerOptions::seed.
+struct SeedPair {
+  int64_t seed = 0;
+  int64_t seed2 = 0;
+};
+SeedPair TfSeedPair(int64_t op_seed, std::optional<int64_t> graph_seed = std::nullopt);
 
 // What a producer built: its queue (TF returns this) and its runner (already
 // registered).
