@@ -462,22 +462,24 @@ def _wrap_queue(core_queue):
 
 _DEFAULT_GRAPH_SEED = 87654321
 _MAXINT32 = 2**31 - 1
-_unseeded_ops = itertools.count()  # TF counts these per graph; sluice has one
-
-
-def _tf_seed_pair(op_seed, graph_seed=None):
+def _tf_seed_pair(op_seed, graph_seed=None, graph=None):
     """TensorFlow's ``random_seed.get_seed``: the (seed, seed2) pair of a random op.
 
     `op_seed`: the op's ``seed`` argument; `graph_seed`: the graph-level seed
     (``tf.compat.v1.set_random_seed``), None if unset. Both are reduced modulo
     2^31 - 1. With a graph seed, an op without one takes the next of a
-    process-wide count (0, 1, ...), as TF counts such ops in a graph. With
+    graph's count (0, 1, ...), as TF counts such ops in a graph. With
     neither seed the pair is (None, None): non-deterministic. (0, 0), which
-    the ops read as non-deterministic, becomes (0, 2^31 - 1).
+    the ops read as non-deterministic, becomes (0, 2^31 - 1). `graph`: whose
+    count of seeded ops gives an op seed (default: the default graph's; TF
+    counts every op of a graph, so its numbers agree only where no other op
+    came first).
     """
     if graph_seed is not None:
         if op_seed is None:
-            op_seed = next(_unseeded_ops)
+            graph = graph if graph is not None else _graph.get_default_graph()
+            op_seed = graph._seeded_ops
+            graph._seeded_ops += 1
         seeds = (_as_int(graph_seed, "graph seed") % _MAXINT32, _as_int(op_seed, "seed") % _MAXINT32)
     elif op_seed is not None:
         seeds = (_DEFAULT_GRAPH_SEED, _as_int(op_seed, "seed") % _MAXINT32)
@@ -488,7 +490,8 @@ def _tf_seed_pair(op_seed, graph_seed=None):
 
 def _producer_args(num_epochs, shuffle, seed, capacity, shared_name, name):
     # As TF, only a shuffle draws a seed (and counts toward the graph's ops).
-    seed1, seed2 = _tf_seed_pair(_opt_int(seed, "seed")) if shuffle else (None, None)
+    graph = _graph.get_default_graph()
+    seed1, seed2 = _tf_seed_pair(_opt_int(seed, "seed"), graph.seed, graph) if shuffle else (None, None)
     return (_opt_int(num_epochs, "num_epochs"), bool(shuffle), seed1 or 0, seed2 or 0,
             _as_int(capacity, "capacity"), shared_name or "", name or "")
 

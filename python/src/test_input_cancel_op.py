@@ -12,7 +12,6 @@ import threading
 import numpy as np
 import pytest
 
-from sluice import _core
 from sluice import errors
 from sluice import train
 

@@ -8,7 +8,6 @@ in a Graph/Session with its queue runners. Skipped when TensorFlow is not
 installed; src/train/input_producers_test.cc pins a few orders without it.
 """
 
-import itertools
 import os
 
 import numpy as np
@@ -150,20 +149,19 @@ def tf_get_seeds(op_seeds, graph_seed):
 
 
 @pytest.mark.parametrize("graph_seed", [None, 0, 9, -3, 2**31 - 1, 2**45 + 1])
-def test_tf_seed_pair_is_get_seed(graph_seed, monkeypatch):
-    # A fresh count for ops without a seed, as TF's fresh graph has.
-    monkeypatch.setattr(_input, "_unseeded_ops", itertools.count())
+def test_tf_seed_pair_is_get_seed(graph_seed):
+    graph = train.Graph()  # a fresh count for ops without a seed, as TF's fresh graph has
     op_seeds = [None, 0, 5, -1, 2**31 - 1, 2**31, 2**62, None, None]
     want = tf_get_seeds(op_seeds, graph_seed)
-    assert [_input._tf_seed_pair(s, graph_seed) for s in op_seeds] == want
+    assert [_input._tf_seed_pair(s, graph_seed, graph) for s in op_seeds] == want
 
 
-def test_graph_seeded_producer_order_is_tensorflows(monkeypatch):
+def test_graph_seeded_producer_order_is_tensorflows():
     # The pair under a graph seed reaches the producer unchanged.
     count = 12 * EPOCHS
     want = tf_queue_values(
         lambda: tf1.train.range_input_producer(12, num_epochs=EPOCHS, seed=4, capacity=count), count, graph_seed=77)
-    real = _input._tf_seed_pair
-    monkeypatch.setattr(_input, "_tf_seed_pair", lambda op_seed: real(op_seed, 77))
-    got = sluice_queue_values(train.range_input_producer(12, num_epochs=EPOCHS, seed=4), count)
+    with train.Graph().as_default():
+        train.set_random_seed(77)
+        got = sluice_queue_values(train.range_input_producer(12, num_epochs=EPOCHS, seed=4), count)
     np.testing.assert_array_equal(got, want)
