@@ -445,3 +445,45 @@ def test_a_fork_child_builds_and_runs_its_own_pipeline_while_the_parent_runs():
         assert parent_batch.dequeue().tolist() == [2, 3]  # the parent's run goes on
         coord.request_stop()
         coord.join(threads, stop_grace_period_secs=10)
+
+
+def test_a_batcher_with_inferred_dtypes_runs_again_in_a_new_session():
+    graph = train.Graph()
+    with graph.as_default():
+        state = {"next": 0}
+
+        def produce():
+            if state["next"] == 6:
+                raise errors.OutOfRangeError(None, None, "done")
+            state["next"] += 1
+            return np.float32(state["next"])
+
+        batch_queue = train.batch(produce, batch_size=2)
+    for _ in range(2):
+        state["next"] = 0  # a Python producer's own state is the caller's (as a py_func's)
+        with train.Session(graph=graph) as sess:
+            coord = train.Coordinator()
+            threads = train.start_queue_runners(sess, coord)
+            got = [sess.run(batch_queue).tolist() for _ in range(3)]
+            with pytest.raises(errors.OutOfRangeError):
+                sess.run(batch_queue)
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10)
+        assert got == [[1, 2], [3, 4], [5, 6]]
+
+
+def test_session_run_takes_structures_callables_and_values():
+    with train.Graph().as_default():
+        batch_queue = train.batch(train.slice_input_producer([np.arange(4)], num_epochs=1, shuffle=False),
+                                  batch_size=2)
+        with train.Session() as sess:
+            coord = train.Coordinator()
+            threads = train.start_queue_runners(sess, coord)
+            out = sess.run({"batch": batch_queue, "const": 7, "call": lambda: "called"})
+            assert out["batch"].tolist() == [0, 1] and out["const"] == 7 and out["call"] == "called"
+            with pytest.raises(ValueError, match="feed_dict"):
+                sess.run(batch_queue, feed_dict={"x": 1})
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10)
+        with pytest.raises(RuntimeError, match="closed Session"):
+            sess.run(batch_queue)
