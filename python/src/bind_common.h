@@ -221,6 +221,7 @@ void BindOps(nb::module_& m);  // bind_ops.cc: Example parsing, CSV, decode_*
 void BindImageCodec(nb::module_& m);  // bind_image_codec.cc: decode/encode JPEG, PNG
 void BindImageOps(nb::module_& m);    // bind_image_ops.cc: resize, crop, flip, colour
 void BindPipeline(nb::module_& m);    // bind_pipeline.cc: tf.train producers, batchers, queue stats
+void BindSparseBatch(nb::module_& m);  // bind_sparse_batch.cc: packing SparseTensors for the batchers
 
 }  // namespace sluice::python
 

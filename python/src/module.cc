@@ -14,4 +14,5 @@ NB_MODULE(_core, m) {
   sluice::python::BindImageCodec(m);
   sluice::python::BindImageOps(m);
   sluice::python::BindPipeline(m);
+  sluice::python::BindSparseBatch(m);
 }
