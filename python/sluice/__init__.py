@@ -35,6 +35,7 @@ from sluice.io import (ReaderBase, TFRecordReader, TextLineReader, FixedLengthRe
                        parse_single_sequence_example, FixedLenFeature, VarLenFeature, SparseFeature,
                        FixedLenSequenceFeature, decode_raw, decode_csv)
 from sluice._convert_ops import cast, string_to_number
+from sluice._sparse_batch import SparseTensorSpec
 # Graphs and sessions (tf.compat.v1.Graph, Session, ...): the scope and the runs of input pipelines.
 from sluice.train import (Graph, Session, get_default_graph, reset_default_graph, get_default_session,
                           set_random_seed)

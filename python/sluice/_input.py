@@ -40,6 +40,8 @@ from sluice import _graph
 from sluice import dtypes as _dtypes
 from sluice import errors
 from sluice import queue as _queue
+from sluice import _sparse_batch
+from sluice.sparse_tensor import SparseTensor
 
 _logger = logging.getLogger("sluice.train")
 
@@ -263,8 +265,8 @@ class NativeProducer:
         ``VarLenFeature`` or ``SparseFeature``. Returns a producer of dicts
         ``{name: tensor}`` in sorted key order; a sparse feature ``k`` gives
         three entries ``k/indices``, ``k/values`` and ``k/dense_shape``
-        (TF's SparseTensor parts; not fully defined, so they batch only with
-        ``batch(..., dynamic_pad=True)``). Parse errors
+        (TF's SparseTensor parts), which a batcher turns into one batched
+        ``sluice.SparseTensor`` under the key ``k``, as TF's batchers do. Parse errors
         (InvalidArgumentError) stop the pipeline. ValueError for another
         feature type or a value_index that is not a string scalar component.
         """
@@ -635,6 +637,7 @@ class BatchQueue:
         self._structure = structure
         self._graph = _graph.get_default_graph()
         self._lazy = None
+        self._layout = None
 
     def _bind_core(self, core):
         self._core = core
@@ -643,6 +646,7 @@ class BatchQueue:
         self._core = None
         if self._lazy is not None:
             self._lazy.new_run()
+            self._layout = None
 
     # -- batches
 
@@ -656,6 +660,8 @@ class BatchQueue:
         return self._core.dequeue(timeout)
 
     def _pack(self, components):
+        if self._layout is not None:  # SparseTensors packed one per string: one batched SparseTensor each
+            return _sparse_batch.unpack(components, self._layout)
         if self._structure.kind == "list" and self._structure.size == 1:
             # TF's batch of a one-tensor list is that tensor, not a list
             # (its dequeue_many of one component; input.py's b/28117485).
@@ -769,7 +775,10 @@ class BatchComponent:
     def eval(self, session=None, timeout=None):
         """This component of the next batch."""
         del session
-        return self.batch_queue._components(timeout)[self.index]
+        return self._select(self.batch_queue._pack(self.batch_queue._components(timeout)))
+
+    def _select(self, batch):
+        return batch[self.key] if self.key is not None else batch[self.index]
 
     def __repr__(self):
         what = repr(self.key) if self.key is not None else self.index
@@ -780,17 +789,17 @@ def _run_fetches(fetches):
     """Session.run's evaluation: each BatchQueue of `fetches` dequeued once, its components shared."""
     batches = {}
 
-    def components_of(bq):
+    def batch_of(bq):
         key = id(bq)
         if key not in batches:
-            batches[key] = (bq, bq._components())
+            batches[key] = (bq, bq._pack(bq._components()))
         return batches[key][1]
 
     def fetch(f):
         if isinstance(f, BatchComponent):
-            return components_of(f.batch_queue)[f.index]
+            return f._select(batch_of(f.batch_queue))
         if isinstance(f, BatchQueue):
-            return f._pack(components_of(f))
+            return batch_of(f)
         if isinstance(f, dict):
             return {k: fetch(v) for k, v in f.items()}
         if isinstance(f, (list, tuple)):
@@ -806,11 +815,21 @@ def _run_fetches(fetches):
 def _signature_of(example, structure, dtypes, shapes, enqueue_many, dynamic_pad):
     """(flat dtypes, flat shapes) of a first example; given `dtypes`/`shapes` (flat lists or None) win."""
     values = structure.flatten(example)
-    flat_dtypes = dtypes if dtypes is not None else [_infer_component(v)[0] for v in values]
+
+    def dtype_of(v):
+        if isinstance(v, SparseTensor):  # batched as one SparseTensor (sluice._sparse_batch)
+            rank = len(v.dense_shape) - (1 if enqueue_many else 0)
+            return _sparse_batch.SparseTensorSpec([None] * rank, _dtypes.as_dtype(v.values.dtype))
+        return _infer_component(v)[0]
+
+    flat_dtypes = dtypes if dtypes is not None else [dtype_of(v) for v in values]
     if shapes is not None:
         return flat_dtypes, shapes
     flat_shapes = []
     for i, v in enumerate(values):
+        if isinstance(v, SparseTensor):
+            flat_shapes.append(None)
+            continue
         shape = tuple(np.shape(v)) if not isinstance(v, (bytes, str)) else ()
         if enqueue_many:
             if not shape:
@@ -826,7 +845,7 @@ def _component_name(structure, i):
     return "%d (%r)" % (i, structure.keys[i]) if structure.kind == "dict" else str(i)
 
 
-def _python_producer(fn, structure, dtypes, shapes, enqueue_many, keep, inferred=False, first=None):
+def _python_producer(fn, structure, dtypes, shapes, enqueue_many, keep, inferred=False, first=None, layout=None):
     """A _core.Producer calling `fn` (and filtering with `keep`, a callable or None).
 
     One call of `fn` per call: an example that `keep` rejects (or a batch with
@@ -836,7 +855,8 @@ def _python_producer(fn, structure, dtypes, shapes, enqueue_many, keep, inferred
     input as OutOfRangeError does. `inferred`: `dtypes`/`shapes` were taken
     from the first example, and a later example must match them
     (InvalidArgumentError naming the component). `first`: a list holding an
-    example already produced, returned by the first call.
+    example already produced, returned by the first call. `layout`: the
+    SparseTensor components to pack into strings (sluice._sparse_batch).
     """
     checked = [s is not None and all(d is not None for d in s) for s in shapes] if inferred else None
 
@@ -861,6 +881,8 @@ def _python_producer(fn, structure, dtypes, shapes, enqueue_many, keep, inferred
         try:
             example = first.pop() if first else fn()
             values = structure.flatten(example)
+            if layout is not None:
+                values = _sparse_batch.pack_python(values, layout, enqueue_many)
             if inferred:
                 check(values)
             components = [_queue._to_component(c, d) for c, d in zip(values, dtypes)]
@@ -987,14 +1009,18 @@ class _LazyBatcher:
         try:
             structure = self._bq._structure or _Structure.of(example)
             flat_dtypes = None if self._dtypes is None else [
-                _dtypes.as_dtype(d) for d in structure.flatten_template(self._dtypes, "dtypes")]
+                d if _sparse_batch._is_spec(d) else _dtypes.as_dtype(d)
+                for d in structure.flatten_template(self._dtypes, "dtypes")]
             flat_shapes = None if self._shapes is None else structure.flatten_template(self._shapes, "shapes")
             flat_dtypes, flat_shapes = _signature_of(example, structure, flat_dtypes, flat_shapes,
                                                      self._enqueue_many, self._dynamic_pad)
+            layout = _sparse_batch.describe_python(structure, flat_dtypes, flat_shapes)
+            if layout is not None:
+                flat_dtypes, flat_shapes = layout.dtypes, layout.shapes
             registry = _core.QueueRunnerRegistry()
             _core.push_registry(registry)
             try:
-                core = self._build(structure, flat_dtypes, flat_shapes, [example])
+                core = self._build(structure, flat_dtypes, flat_shapes, [example], layout)
             finally:
                 _core.pop_registry()
         except BaseException as e:  # noqa: BLE001
@@ -1003,6 +1029,7 @@ class _LazyBatcher:
                 coord.request_stop(e)
             return
         self._bq._structure = structure
+        self._bq._layout = layout
         if not self._finish(run, core=core, registry=registry):
             return
         threads = registry.start(coord.core if coord is not None else None, True)
@@ -1031,9 +1058,17 @@ class _LazyBatcher:
         return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
-def _batch_queue(recipe, structure):
-    """A BatchQueue built by `recipe` in the default graph (and rebuilt at each new run of it)."""
+def _batch_queue(recipe, structure, layout=None):
+    """A BatchQueue built by `recipe` in the default graph (and rebuilt at each new run of it).
+
+    `layout`: the SparseTensors packed into string components (sluice._sparse_batch), if any;
+    the batch's structure is then the layout's (a sparse feature's three parts are one key).
+    """
     bq = BatchQueue.__new__(BatchQueue)
+    bq._layout = layout
+    if layout is not None:
+        structure = (_Structure("dict", keys=layout.keys) if layout.kind == "dict"
+                     else _Structure(layout.kind, size=layout.size))
     bq._structure = structure
     bq._lazy = None
     return _graph.track(bq, recipe)
@@ -1123,7 +1158,19 @@ def _batcher(kind, fn_name, producers, join, keep_input, batch_size, num_threads
             flat_shapes = natives[0].shapes
         if keep is not None:
             natives = [p.map_filter_rows(keep) if enqueue_many else p.map_filter(keep) for p in natives]
-        return _batch_queue(lambda: new_batcher([p.core for p in natives], flat_dtypes, flat_shapes), structure)
+        packed = [_sparse_batch.pack_native(p, enqueue_many=enqueue_many) for p in natives]
+        layout = packed[0][1]
+        if any(other != layout for _, other in packed[1:]):
+            raise ValueError("%s: Inconsistent SparseTensors list" % fn_name)
+        if layout is None:
+            def cores():
+                return [p.core for p in natives]
+        else:  # each sparse feature packed into one string, in C++ (no GIL)
+            flat_dtypes, flat_shapes = layout.dtypes, layout.packed_shapes(flat_shapes)
+
+            def cores():
+                return [_sparse_batch.pack_native(p, enqueue_many=enqueue_many)[0] for p in natives]
+        return _batch_queue(lambda: new_batcher(cores(), flat_dtypes, flat_shapes), structure, layout)
     for p in producers:
         if not callable(p):
             raise TypeError("%s: a producer must be a callable, a NativeProducer, a BatchQueue or a queue, not %s"
@@ -1131,20 +1178,25 @@ def _batcher(kind, fn_name, producers, join, keep_input, batch_size, num_threads
     template = dtypes if dtypes is not None else shapes
     structure = None if template is None else _Structure.of(template)
     if dtypes is not None and shapes is not None:
-        flat_dtypes = [_dtypes.as_dtype(d) for d in structure.flatten_template(dtypes, "dtypes")]
+        flat = structure.flatten_template(dtypes, "dtypes")
         flat_shapes = structure.flatten_template(shapes, "shapes")
+        layout = _sparse_batch.describe_python(structure, flat, flat_shapes)
+        if layout is None:
+            flat_dtypes = [_dtypes.as_dtype(d) for d in flat]
+        else:  # SparseTensorSpec components: packed one per string
+            flat_dtypes, flat_shapes = layout.dtypes, layout.shapes
         return _batch_queue(lambda: new_batcher(
-            [_python_producer(p, structure, flat_dtypes, flat_shapes, enqueue_many, keep) for p in producers],
-            flat_dtypes, flat_shapes), structure)
+            [_python_producer(p, structure, flat_dtypes, flat_shapes, enqueue_many, keep, layout=layout)
+             for p in producers], flat_dtypes, flat_shapes), structure, layout)
     # dtypes or shapes missing: taken from the first example, on a runner thread (as TF infers them).
     bq = BatchQueue.__new__(BatchQueue)
     bq._structure = structure
     bq._name = name or "%s_queue" % fn_name
     bq._batch_size = options[2]
 
-    def build(structure, flat_dtypes, flat_shapes, first):
+    def build(structure, flat_dtypes, flat_shapes, first, layout):
         return new_batcher([_python_producer(p, structure, flat_dtypes, flat_shapes, enqueue_many, keep,
-                                             inferred=True, first=first if i == 0 else None)
+                                             inferred=True, first=first if i == 0 else None, layout=layout)
                             for i, p in enumerate(producers)], flat_dtypes, flat_shapes)
 
     bq._lazy = _LazyBatcher(bq, build, producers, dtypes, shapes, bool(enqueue_many), bool(dynamic_pad))

@@ -359,3 +359,62 @@ def test_pack_native_refuses_a_key_collision():
     structure = _input._Structure("dict", keys=["v/indices", "v/values", "v/dense_shape", "v"])
     with pytest.raises(ValueError, match="the same key"):
         sb.pack_native(selected.core, structure)
+
+
+# ---- through the batchers (sluice.train.batch & co.) ------------------------------------------
+
+
+def _batches_to_end(batch_queue):
+    coord = train.Coordinator()
+    threads = train.start_queue_runners(coord=coord)
+    got = list(batch_queue.batches())
+    coord.request_stop()
+    coord.join(threads, stop_grace_period_secs=10)
+    return got
+
+
+def test_batch_of_parsed_examples_gives_one_sparse_tensor_per_var_len_feature():
+    with train.Graph().as_default():
+        parsed = _records_producer(RECORDS).map_parse_example(FEATURES, value_index=0)
+        batch_queue = train.batch(parsed, batch_size=3, allow_smaller_final_batch=True)  # no dynamic_pad
+        assert sorted(batch_queue.keys()) == ["label", "s", "v"]
+        first, second = _batches_to_end(batch_queue)
+    np.testing.assert_array_equal(first["label"], [0, 1, 2])
+    assert isinstance(first["v"], sluice.SparseTensor)
+    np.testing.assert_array_equal(first["v"].indices, [[0, 0], [0, 1], [2, 0], [2, 1], [2, 2]])
+    np.testing.assert_array_equal(first["v"].dense_shape, [3, 3])
+    np.testing.assert_array_equal(second["v"].dense_shape, [1, 1])
+
+
+def test_a_python_producer_of_sparse_tensors_batches_them_with_inferred_or_declared_specs():
+    examples = [sluice.SparseTensor([[0], [2]], np.float32([1, 2]), [3]),
+                sluice.SparseTensor(np.zeros((0, 1), np.int64), np.float32([]), [1]),
+                sluice.SparseTensor([[1]], np.float32([5]), [2])]
+    for dtypes in (None, [sluice.SparseTensorSpec([None], sluice.float32), sluice.int64]):
+        with train.Graph().as_default():
+            it = iter(enumerate(examples))
+
+            def produce():
+                i, sp = next(it)
+                return [sp, np.int64(i)]
+
+            batch_queue = train.batch(produce, batch_size=3, dtypes=dtypes, shapes=[None, []] if dtypes else None)
+            [(sp, ids)] = _batches_to_end(batch_queue)
+        np.testing.assert_array_equal(ids, [0, 1, 2])
+        np.testing.assert_array_equal(sp.indices, [[0, 0], [0, 2], [2, 1]])
+        np.testing.assert_array_equal(sp.values, np.float32([1, 2, 5]))
+        np.testing.assert_array_equal(sp.dense_shape, [3, 3])
+
+
+def test_unpacked_components_of_a_sparse_batch_come_from_one_batch():
+    with train.Graph().as_default():
+        parsed = _records_producer(RECORDS).map_parse_example(FEATURES, value_index=0)
+        batch_queue = train.batch(parsed, batch_size=3)
+        with train.Session() as sess:
+            coord = train.Coordinator()
+            threads = train.start_queue_runners(sess, coord)
+            label, v = sess.run([batch_queue["label"], batch_queue["v"]])
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10)
+    np.testing.assert_array_equal(label, [0, 1, 2])
+    np.testing.assert_array_equal(v.dense_shape, [3, 3])
