@@ -5,7 +5,7 @@
 // EncodeJpeg), written once into --image_dir (default
 // build-bench/image-data) as q90_NN.jpg / q95_NN.jpg, and read from there by
 // bench/py_image_bench.py too. Each is a photograph: a 2x2 mosaic of
-// shared/testdata's hopper.jpg, each tile a different rotation/mirror,
+// tests/data's hopper.jpg, each tile a different rotation/mirror,
 // upscaled bilinearly to a tile size that varies per image, plus mild
 // Gaussian-like noise (sigma about 5 grey levels) so that the DCT blocks
 // carry the fine detail a camera photo has (file sizes 60-110 KB, as

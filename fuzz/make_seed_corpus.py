@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Builds the fuzzers' seed corpora from ../shared/testdata (stdlib only).
+"""Builds the fuzzers' seed corpora from tests/data (stdlib only).
 
     python3 fuzz/make_seed_corpus.py TESTDATA_DIR OUT_DIR
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang) and runs each for a bounded time on a
-# seed corpus made from ../shared/testdata (fuzz/make_seed_corpus.py).
+# seed corpus made from tests/data (fuzz/make_seed_corpus.py).
 # Fails if any fuzzer finds a crash, a leak, a sanitizer report or a timeout;
 # the reproducer is left in $BUILD_DIR/fuzz-artifacts/.
 #
@@ -8,13 +8,13 @@
 #   FUZZ_SECONDS=300 bash fuzz/run.sh record_reader_fuzzer
 #
 # Environment: BUILD_DIR (build-fuzz), FUZZ_SECONDS (30), JOBS (2),
-# SLUICE_TESTDATA_DIR (../shared/testdata).
+# SLUICE_TESTDATA_DIR (tests/data).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR="${BUILD_DIR:-build-fuzz}"
 FUZZ_SECONDS="${FUZZ_SECONDS:-30}"
 JOBS="${JOBS:-2}"
-TESTDATA="${SLUICE_TESTDATA_DIR:-$PWD/../shared/testdata}"
+TESTDATA="${SLUICE_TESTDATA_DIR:-$PWD/tests/data}"
 
 mkdir -p "$BUILD_DIR"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's first command: installs what is missing, builds sluice and runs
+# The README's first command: installs what is missing, builds sluice,
+# installs the Python package into .venv (scripts/install-python.sh) and runs
 # the main job, examples/image_pipeline.cc: TensorFlow 1's classic input
 # pipeline without TensorFlow. It generates JPEG images with labels into
 # TFRecord files, then string_input_producer(shuffle, num_epochs) -> one
@@ -17,4 +18,5 @@ build="${SLUICE_BUILD_DIR:-build}"
 
 bash scripts/install-deps.sh
 bash scripts/build.sh image_pipeline
+bash scripts/install-python.sh
 "$build/examples/image_pipeline" "$@"

@@ -23,10 +23,7 @@ echo "== C++ tests (ctest)"
 ctest --test-dir "$build" -j "$jobs" --output-on-failure --no-tests=error
 
 echo "== Python package (pip install into .venv)"
-# --no-build-isolation: build with the pinned scikit-build-core and nanobind
-# already in .venv, offline and incrementally (build-py/).
-CMAKE_BUILD_PARALLEL_LEVEL="$jobs" .venv/bin/python -m pip install -q --disable-pip-version-check \
-  --no-input --no-build-isolation .
+bash scripts/install-python.sh
 
 echo "== Python tests (pytest)"
 set +e

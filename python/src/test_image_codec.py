@@ -1,5 +1,5 @@
 """sluice's image codecs (bind_image_codec.cc, sluice/_image_codec.py) against
-TensorFlow 2 on the shared test images (testdata/SOURCES.md §3).
+TensorFlow 2 on the test images of tests/data (tests/data/SOURCES.md §3).
 
 Every comparison with TensorFlow is exact: sluice makes the same libjpeg /
 libpng calls with the same settings, so the pixels are the same. Errors must
@@ -18,12 +18,16 @@ from sluice import errors
 
 TESTDATA = os.environ.get(
     "SLUICE_TESTDATA",
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "testdata"))
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data"))
 IMAGES = os.path.join(TESTDATA, "images")
 JPEGS = sorted(glob.glob(os.path.join(IMAGES, "jpeg", "**", "*.jpg"), recursive=True))
 PNGS = sorted(glob.glob(os.path.join(IMAGES, "**", "*.png"), recursive=True))
 
-pytestmark = pytest.mark.skipif(not JPEGS, reason="shared test data not found at %s" % TESTDATA)
+
+def test_test_images_are_found():
+    # tests/data is part of the repository: missing images fail here rather
+    # than leaving the parametrized tests below with nothing to run.
+    assert JPEGS and PNGS, "no test images under %s" % IMAGES
 
 
 def _read(path):

@@ -1,12 +1,12 @@
-"""sluice.io on the shared TFRecord test files (shared/testdata/tfrecord).
+"""sluice.io on the TFRecord test files of tests/data/tfrecord.
 
-The expected counts and contents are those shared/testdata/SOURCES.md states
+The expected counts and contents are those tests/data/SOURCES.md states
 (§1). Records are decoded with a small protobuf wire parser written here, so
 these checks depend on nothing but sluice.io; with TensorFlow installed, each
 file is also compared with TensorFlow's reading of it.
 
-The test data is found at $SLUICE_TESTDATA_DIR, else at ../shared/testdata
-beside the checkout; the tests are skipped when it is missing.
+The test data is found at $SLUICE_TESTDATA_DIR, else at tests/data in this
+repository.
 """
 
 import collections
@@ -23,10 +23,8 @@ from sluice import errors
 from sluice import io as sio
 
 _REPO = pathlib.Path(__file__).resolve().parents[2]
-TESTDATA = pathlib.Path(os.environ.get("SLUICE_TESTDATA_DIR", _REPO.parent / "shared" / "testdata"))
+TESTDATA = pathlib.Path(os.environ.get("SLUICE_TESTDATA_DIR", _REPO / "tests" / "data"))
 TFRECORD = TESTDATA / "tfrecord"
-
-pytestmark = pytest.mark.skipif(not TFRECORD.is_dir(), reason="no test data at %s" % TFRECORD)
 
 # Every TFRecord file of §1: (path under tfrecord/, compression, record count, payload size or None).
 FILES = [

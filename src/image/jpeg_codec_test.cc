@@ -1,5 +1,5 @@
 // DecodeJpeg, DecodeAndCropJpeg, ExtractJpegShape and EncodeJpeg against the
-// shared test images (testdata/SOURCES.md §3.1, §3.2).
+// shared test images (tests/data/SOURCES.md §3.1, §3.2).
 #include <gtest/gtest.h>
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // DecodePng and EncodePng against PngSuite, Pillow's and libpng's test
-// images (testdata/SOURCES.md §3.3-3.5).
+// images (tests/data/SOURCES.md §3.3-3.5).
 #include <gtest/gtest.h>
 
 #include <cstdint>

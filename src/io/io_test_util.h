@@ -16,7 +16,7 @@
 #include "sluice/io/file_system.h"
 
 #ifndef SLUICE_TESTDATA_DIR
-#error "SLUICE_TESTDATA_DIR must point at shared/testdata"
+#error "SLUICE_TESTDATA_DIR must point at tests/data"
 #endif
 
 namespace sluice::io::testing {

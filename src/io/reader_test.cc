@@ -1,4 +1,4 @@
-// The queue-fed readers (shared/spec/tf-queues.md §11), after TensorFlow's
+// The queue-fed readers (docs/spec/tf-queues.md §11), after TensorFlow's
 // kernel_tests/io_ops/reader_ops_test.py.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// Reads every TFRecord file in shared/testdata/tfrecord and checks the facts
-// shared/testdata/SOURCES.md §1 records about them.
+// Reads every TFRecord file in tests/data/tfrecord and checks the facts
+// tests/data/SOURCES.md §1 records about them.
 #include <gtest/gtest.h>
 
 #include <map>

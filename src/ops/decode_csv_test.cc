@@ -213,7 +213,7 @@ TEST(DecodeCSVTest, BadOptionsAreInvalidArgument) {
                 Code::kInvalidArgument, "records must be a string tensor");
 }
 
-// --- shared/testdata CSVs --------------------------------------------------------------
+// --- tests/data CSVs -------------------------------------------------------------------
 
 // Splits CSV text into records at newlines outside quotes (a record may span
 // lines), dropping the header.

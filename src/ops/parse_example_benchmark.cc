@@ -1,4 +1,4 @@
-// Example parsing throughput on shared/testdata records: sluice's batch and
+// Example parsing throughput on tests/data records: sluice's batch and
 // single-record parsers and the zero-copy ExampleView, against libprotobuf's
 // generated parser as the baseline (parse, then copy the values out, which
 // is the least a tensor-producing parser has to do).

@@ -1,5 +1,5 @@
 // Parses the Example / SequenceExample payloads of the TFRecord files under
-// shared/testdata and checks the values SOURCES.md documents. TFRecord
+// tests/data and checks the values SOURCES.md documents. TFRecord
 // framing is read by test_util.h (the io layer's reader is tested there).
 #include <gtest/gtest.h>
 

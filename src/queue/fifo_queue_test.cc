@@ -1,7 +1,7 @@
 // FIFOQueue tests, ported from TensorFlow's fifo_queue_test.py (the cases,
 // not the code), plus QueueSemanticsTest: the QueueBase behaviour every queue
 // type shares (close, cancellation, timeouts, interrupts), run against all
-// four types. Expected behaviour: shared/spec/tf-queues.md sections 1-2, 13.
+// four types. Expected behaviour: docs/spec/tf-queues.md sections 1-2, 13.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // PaddingFIFOQueue tests, ported from TensorFlow's padding_fifo_queue_test.py
-// (the cases, not the code). Expected behaviour: shared/spec/tf-queues.md
+// (the cases, not the code). Expected behaviour: docs/spec/tf-queues.md
 // sections 1 and 4. Close, cancellation and timeout behaviour shared with the
 // other queues is in QueueSemanticsTest (fifo_queue_test.cc).
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // PriorityQueue tests, ported from TensorFlow's priority_queue_test.py (the
 // cases, not the code), plus the blocking rules of spec section 5. Expected
-// behaviour: shared/spec/tf-queues.md sections 1 and 5. Close, cancellation
+// behaviour: docs/spec/tf-queues.md sections 1 and 5. Close, cancellation
 // and timeout behaviour shared with the other queues is in
 // QueueSemanticsTest (fifo_queue_test.cc).
 #include <gtest/gtest.h>

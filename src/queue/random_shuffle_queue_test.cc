@@ -1,6 +1,6 @@
 // RandomShuffleQueue tests, ported from TensorFlow's
 // random_shuffle_queue_test.py (the cases, not the code). Expected behaviour:
-// shared/spec/tf-queues.md sections 1 and 3. Close, cancellation and timeout
+// docs/spec/tf-queues.md sections 1 and 3. Close, cancellation and timeout
 // behaviour shared with the other queues is in QueueSemanticsTest
 // (fifo_queue_test.cc).
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The tf.train shutdown cascade end to end (shared/spec/tf-queues.md section
+// The tf.train shutdown cascade end to end (docs/spec/tf-queues.md section
 // 12) over real TFRecord files: string_input_producer(num_epochs=E) ->
 // TFRecordReader threads -> batch / shuffle_batch -> a consumer that counts
 // every record. With N records and E epochs it must see each exactly E times,

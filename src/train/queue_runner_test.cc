@@ -1,5 +1,5 @@
 // Cases from TensorFlow's training/queue_runner_test.py and the shutdown
-// cascade of shared/spec/tf-queues.md section 12, without sleeps.
+// cascade of docs/spec/tf-queues.md section 12, without sleeps.
 #include "sluice/train/queue_runner.h"
 
 #include <gtest/gtest.h>

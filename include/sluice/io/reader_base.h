@@ -1,5 +1,5 @@
 // ReaderBase: TensorFlow's queue-fed readers (tf.compat.v1.ReaderBase and
-// core/framework/reader_base.h), written out in shared/spec/tf-queues.md
+// core/framework/reader_base.h), written out in docs/spec/tf-queues.md
 // §11.1.
 //
 // A reader turns work units (strings, normally file names) taken from a

@@ -1,4 +1,4 @@
-// The concrete queue-fed readers of tf.compat.v1 (shared/spec/tf-queues.md
+// The concrete queue-fed readers of tf.compat.v1 (docs/spec/tf-queues.md
 // §11.2), each a ReaderBase made by a factory.
 //
 //   reader                   key                    value

@@ -1,6 +1,6 @@
 // Queues with TensorFlow's semantics: FIFOQueue, RandomShuffleQueue,
 // PaddingFIFOQueue and PriorityQueue (tf.queue.*), as written out in
-// shared/spec/tf-queues.md.
+// docs/spec/tf-queues.md.
 //
 // A queue stores elements, each a tuple of tensors with fixed dtypes and, if
 // declared, fixed (or, for PaddingFIFOQueue, partial) shapes. It is bounded by

@@ -1,5 +1,5 @@
 // The tf.train batchers: batch, batch_join, shuffle_batch,
-// shuffle_batch_join and their maybe_ forms (shared/spec/tf-queues.md
+// shuffle_batch_join and their maybe_ forms (docs/spec/tf-queues.md
 // sections 10 and 12).
 //
 // A batcher builds a queue of examples and a QueueRunner whose threads fill

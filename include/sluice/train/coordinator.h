@@ -1,5 +1,5 @@
 // Coordinator: lets a set of threads stop together and report why
-// (tf.train.Coordinator; shared/spec/tf-queues.md section 6).
+// (tf.train.Coordinator; docs/spec/tf-queues.md section 6).
 //
 // Any thread may request a stop, optionally with the error that made it stop;
 // every thread polls should_stop() (or blocks in WaitForStop()) and winds

@@ -1,5 +1,5 @@
 // The tf.train input producers: input_producer, string_input_producer,
-// range_input_producer and slice_input_producer (shared/spec/tf-queues.md
+// range_input_producer and slice_input_producer (docs/spec/tf-queues.md
 // section 9).
 //
 // Each builds a FIFOQueue of `capacity` rows and one QueueRunner with one

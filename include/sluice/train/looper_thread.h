@@ -1,5 +1,5 @@
 // LooperThread: a thread that runs a function over and over until its
-// Coordinator stops (tf.train.LooperThread; shared/spec/tf-queues.md
+// Coordinator stops (tf.train.LooperThread; docs/spec/tf-queues.md
 // section 7). Used for periodic work beside a training loop: summaries,
 // checkpoints, monitoring.
 //

@@ -1,5 +1,5 @@
 // Producers: the C++ form of the tf.train tensors that yield a new value each
-// time they are evaluated (shared/spec/tf-queues.md sections 9-12).
+// time they are evaluated (docs/spec/tf-queues.md sections 9-12).
 //
 // In TensorFlow a batcher's input is a graph of tensors that the batcher's
 // threads evaluate over and over; each evaluation reads the next record,

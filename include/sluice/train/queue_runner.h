@@ -1,5 +1,5 @@
 // QueueRunner: threads that keep a queue filled (tf.train.QueueRunner;
-// shared/spec/tf-queues.md sections 8 and 12).
+// docs/spec/tf-queues.md sections 8 and 12).
 //
 // A runner holds a queue and a list of enqueue ops. CreateThreads() makes one
 // thread per op (list an op twice for two threads); each thread runs its op
