@@ -151,16 +151,15 @@ def test_resize_errors_are_tf1s():
         simg.resize_nearest_neighbor(image.astype(bool), (2, 2))
 
 
-# ---- the shared test images ---------------------------------------------------------
+# ---- the repository's test images (tests/data) ----------------------------------------
 
 TESTDATA = os.environ.get(
     "SLUICE_TESTDATA",
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "testdata"))
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data"))
 IMAGES = sorted(glob.glob(os.path.join(TESTDATA, "images", "jpeg", "pillow", "*.jpg")))[:4] + sorted(
     glob.glob(os.path.join(TESTDATA, "images", "png", "pngsuite", "basn*.png")))[:4]
 
 
-@pytest.mark.skipif(not IMAGES, reason="shared test images not found at %s" % TESTDATA)
 @pytest.mark.parametrize("path", IMAGES, ids=os.path.basename)
 def test_resize_images_matches_tf1_on_test_images(path):
     with open(path, "rb") as f:
@@ -172,3 +171,7 @@ def test_resize_images_matches_tf1_on_test_images(path):
                 got = simg.resize_images(image, size, method=method, align_corners=align_corners)
                 want = v1.resize_images(image, size, method=method, align_corners=align_corners)
                 _check(got, want, exact=method == 1)
+
+
+def test_the_test_images_are_found():
+    assert len(IMAGES) == 8, "tests/data/images is missing files: %s" % IMAGES
