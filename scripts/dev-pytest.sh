@@ -22,4 +22,4 @@ mkdir -p "$stage"
 cp -r python/sluice "$stage/sluice"
 cp "$build"/python/_core*.so "$stage/sluice/"
 ((${#@})) || set -- python/src tests -q
-SLUICE_DEV_STAGE="$PWD/$stage" PYTHONPATH="$stage" exec "$py" -m pytest "$@"
+SLUICE_DEV_STAGE="$PWD/$stage" PYTHONPATH="$PWD/$stage" exec "$py" -m pytest "$@"
