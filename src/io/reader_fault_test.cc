@@ -553,9 +553,11 @@ TEST(RecordWriterFaultTest, DiskFullAtEveryByteLeavesOnlyWholeRecordsOrADetected
     WriteRecords(full, records, c);
     const uint64_t size = FileSize(full);
     const std::vector<uint64_t> offsets = RecordOffsets(records);
-    const std::string path = dir.File("w");
     for (uint64_t room = 0; room < size; ++room) {
       SCOPED_TRACE(Label(c) + ", disk full after " + std::to_string(room) + " bytes");
+      // A fresh file each time: rewriting one in place makes ext4 flush it
+      // on every close.
+      const std::string path = dir.File("w" + std::to_string(room));
       FaultInjectionFileSystem fs;
       fs.FailWritesWhenFullAfter(path, room);
       Status error;
