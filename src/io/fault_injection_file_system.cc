@@ -2,8 +2,17 @@
 
 #include <algorithm>
 
+#include "io/io_errors.h"
+
 namespace sluice::io {
 namespace {
+
+// `injected` shaped as the POSIX file system's errors: "<context>: <message>"
+// with the "file" payload.
+Status AsFileError(const Status& injected, const std::string& path, std::string_view context) {
+  if (injected.ok()) return injected;
+  return injected.WithPrefix(StrCat(context, ": ")).WithPayload(kFilePayload, path);
+}
 
 class FaultyRandomAccessFile : public RandomAccessFile {
  public:
@@ -28,7 +37,13 @@ class FaultyWritableFile : public WritableFile {
       : fs_(fs), base_(std::move(base)) {}
 
   Status Append(std::string_view data) override {
-    SLUICE_RETURN_IF_ERROR(fs_->FilterWrite(base_->name(), written_ + data.size()));
+    size_t n = data.size();
+    Status fault = fs_->FilterWrite(base_->name(), written_, &n);
+    if (!fault.ok()) {
+      // A short write first, as on a full disk.
+      if (n > 0 && base_->Append(data.substr(0, n)).ok()) written_ += n;
+      return fault;
+    }
     written_ += data.size();
     return base_->Append(data);
   }
@@ -77,6 +92,26 @@ void FaultInjectionFileSystem::FailWritesAfter(const std::string& path, uint64_t
   f.write_error = std::move(status);
 }
 
+void FaultInjectionFileSystem::FailWritesWhenFullAfter(const std::string& path, uint64_t bytes) {
+  MutexLock l(&mu_);
+  Faults& f = faults_[path];
+  f.write_fault = true;
+  f.write_fault_after = bytes;
+  f.write_error = Status(Code::kResourceExhausted, "No space left on device");
+  f.write_partial = true;
+}
+
+void FaultInjectionFileSystem::Vanish(const std::string& path) {
+  const Status gone(Code::kNotFound, "No such file or directory");
+  MutexLock l(&mu_);
+  Faults& f = faults_[path];
+  f.open_error = gone;
+  f.read_fault = true;
+  f.read_fault_offset = 0;
+  f.read_error = gone;
+  f.read_fault_times = -1;
+}
+
 void FaultInjectionFileSystem::ClearFaults() {
   MutexLock l(&mu_);
   faults_.clear();
@@ -92,7 +127,7 @@ Status FaultInjectionFileSystem::OpenErrorLocked(const std::string& path) const 
   mu_.AssertHeld();
   auto it = faults_.find(path);
   if (it == faults_.end()) return Status::OK();
-  return it->second.open_error;
+  return AsFileError(it->second.open_error, path, path);
 }
 
 Status FaultInjectionFileSystem::FilterRead(const std::string& path, uint64_t offset, size_t* n) {
@@ -106,17 +141,19 @@ Status FaultInjectionFileSystem::FilterRead(const std::string& path, uint64_t of
   }
   if (f.read_fault && f.read_fault_times != 0 && *n > 0 && offset + *n > f.read_fault_offset) {
     if (f.read_fault_times > 0) --f.read_fault_times;
-    return f.read_error;
+    return AsFileError(f.read_error, path, StrCat(path, ": read at offset ", offset));
   }
   return Status::OK();
 }
 
-Status FaultInjectionFileSystem::FilterWrite(const std::string& path, uint64_t written) {
+Status FaultInjectionFileSystem::FilterWrite(const std::string& path, uint64_t written, size_t* n) {
   MutexLock l(&mu_);
   auto it = faults_.find(path);
   if (it == faults_.end() || !it->second.write_fault) return Status::OK();
-  if (written > it->second.write_fault_after) return it->second.write_error;
-  return Status::OK();
+  const Faults& f = it->second;
+  if (written + *n <= f.write_fault_after) return Status::OK();
+  *n = f.write_partial && written < f.write_fault_after ? static_cast<size_t>(f.write_fault_after - written) : 0;
+  return AsFileError(f.write_error, path, StrCat(path, ": write"));
 }
 
 Result<std::unique_ptr<RandomAccessFile>> FaultInjectionFileSystem::NewRandomAccessFile(const std::string& path) {

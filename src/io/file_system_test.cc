@@ -162,5 +162,51 @@ TEST(FaultInjectionFileSystemTest, OpenAndWriteFaults) {
   EXPECT_TRUE(IsOk(file->Close()));
 }
 
+TEST(FaultInjectionFileSystemTest, InjectedErrorsNameThePathAsPosixErrorsDo) {
+  ScratchDir dir;
+  const std::string path = dir.File("r");
+  WriteFileOrDie(path, "0123456789");
+  FaultInjectionFileSystem fs;
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto file, fs.NewRandomAccessFile(path));
+  fs.FailReadsAt(path, 6, errors::Unavailable("disk on fire"));
+  char buf[16];
+  Result<size_t> got = file->Read(4, 4, buf);
+  EXPECT_TRUE(HasError(got, Code::kUnavailable, path + ": read at offset 4: disk on fire"));
+  EXPECT_EQ(got.status().GetPayload("file"), path);
+  fs.FailOpen(path, errors::PermissionDenied("Permission denied"));
+  EXPECT_TRUE(HasError(fs.Stat(path), Code::kPermissionDenied, path + ": Permission denied"));
+  EXPECT_EQ(fs.NewRandomAccessFile(path).status().GetPayload("file"), path);
+}
+
+TEST(FaultInjectionFileSystemTest, FullDiskStoresTheShortWriteThenFailsEveryAppend) {
+  ScratchDir dir;
+  const std::string path = dir.File("w");
+  FaultInjectionFileSystem fs;
+  fs.FailWritesWhenFullAfter(path, 7);
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto file, fs.NewWritableFile(path));
+  EXPECT_TRUE(IsOk(file->Append("12345")));
+  EXPECT_TRUE(HasError(file->Append("6789"), Code::kResourceExhausted, path + ": write: No space left on device"));
+  EXPECT_TRUE(HasError(file->Append("x"), Code::kResourceExhausted));
+  EXPECT_TRUE(IsOk(file->Close()));
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::string stored, ReadFileToString(nullptr, path));
+  EXPECT_EQ(stored, "1234567");
+}
+
+TEST(FaultInjectionFileSystemTest, VanishedFileIsNotFoundToOpenStatAndFilesAlreadyOpen) {
+  ScratchDir dir;
+  const std::string path = dir.File("v");
+  WriteFileOrDie(path, "0123456789");
+  FaultInjectionFileSystem fs;
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto file, fs.NewRandomAccessFile(path));
+  fs.Vanish(path);
+  char buf[16];
+  EXPECT_TRUE(HasError(file->Read(0, 4, buf), Code::kNotFound, path));
+  EXPECT_TRUE(HasError(fs.NewRandomAccessFile(path), Code::kNotFound, path));
+  EXPECT_TRUE(HasError(fs.Stat(path), Code::kNotFound, path));
+  fs.ClearFaults();
+  SLUICE_ASSERT_OK_AND_ASSIGN(size_t got, file->Read(0, 4, buf));
+  EXPECT_EQ(std::string(buf, got), "0123");
+}
+
 }  // namespace
 }  // namespace sluice::io

@@ -23,7 +23,7 @@ class FixedLengthRecordReader : public ReaderBase {
  private:
   Status OnWorkStartedLocked() override REQUIRES(mu_) {
     record_number_ = 0;
-    hop_pending_ = false;
+    next_offset_ = header_bytes_;
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file, fs_->NewRandomAccessFile(current_work()));
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> stream, NewInputStream(std::move(file), encoding_));
     input_ = std::make_unique<BufferedInput>(std::move(stream));
@@ -37,12 +37,11 @@ class FixedLengthRecordReader : public ReaderBase {
   }
 
   Status ReadLocked(std::string* key, std::string* value, bool* produced, bool* at_end) override REQUIRES(mu_) {
-    // The hop after a record is taken at the next read, so that a failure
-    // there is reported by a read that produced nothing.
-    if (hop_pending_) {
-      SLUICE_RETURN_IF_ERROR(input_->Skip(hop_bytes_).status());
-      hop_pending_ = false;
-    }
+    // Each record is read from its absolute offset, so that a read retried
+    // after an error (one in the middle of a hop included) starts where the
+    // record does; a relative skip would be repeated from wherever the
+    // failed one stopped.
+    if (input_->Tell() != next_offset_) SLUICE_RETURN_IF_ERROR(input_->Seek(next_offset_));
     const size_t need = record_bytes_ + footer_bytes_;
     SLUICE_ASSIGN_OR_RETURN(size_t got, input_->Ensure(need));
     if (got < need) {  // a trailing partial record is dropped
@@ -52,14 +51,14 @@ class FixedLengthRecordReader : public ReaderBase {
     key->assign(current_work()).append(1, ':').append(std::to_string(record_number_));
     value->assign(input_->data(), record_bytes_);
     ++record_number_;
-    hop_pending_ = true;
+    next_offset_ += hop_bytes_;
     *produced = true;
     return Status::OK();
   }
 
   Status ResetLocked() override REQUIRES(mu_) {
     record_number_ = 0;
-    hop_pending_ = false;
+    next_offset_ = 0;
     input_.reset();
     return ReaderBase::ResetLocked();
   }
@@ -74,7 +73,7 @@ class FixedLengthRecordReader : public ReaderBase {
 
   // Protected by mu_.
   int64_t record_number_ GUARDED_BY(mu_) = 0;
-  bool hop_pending_ GUARDED_BY(mu_) = false;
+  uint64_t next_offset_ GUARDED_BY(mu_) = 0;  // of the next record, in the (decompressed) stream
   std::unique_ptr<BufferedInput> input_ GUARDED_BY(mu_);
 };
 

@@ -39,12 +39,13 @@ class TextLineReader : public ReaderBase {
   Status ReadLocked(std::string* key, std::string* value, bool* produced, bool* at_end) override REQUIRES(mu_) {
     std::string_view line;
     Status s = input_->ReadLine(&line);
-    ++line_number_;
     if (errors::IsOutOfRange(s)) {
       *at_end = true;
       return Status::OK();
     }
+    // A failed read consumed nothing: the retry reads the same line number.
     SLUICE_RETURN_IF_ERROR(s);
+    ++line_number_;
     key->assign(current_work()).append(1, ':').append(std::to_string(line_number_));
     value->assign(line.data(), line.size());
     *produced = true;

@@ -3,8 +3,13 @@
 // chosen paths (LevelDB's fault-injection Env).
 //
 // Faults are looked up on every call, so a fault set after a file was opened
-// applies to that file's later reads. Paths are compared as given (no
-// normalisation).
+// applies to that file's later reads (a file that shrinks or vanishes while
+// it is read). Paths are compared as given (no normalisation).
+//
+// Injected errors follow the FileSystem contract, as the POSIX file
+// system's do: the message starts with the path (and, for reads, "read at
+// offset <o>", for appends "write"), then the injected status's message;
+// the code is the injected status's; the "file" payload names the path.
 //
 // Thread-safety: thread-safe; the files it returns follow the FileSystem
 // contract. It must outlive the files it opened.
@@ -38,7 +43,17 @@ class FaultInjectionFileSystem : public FileSystem {
   // failures the fault heals; times < 0: it never heals.
   void FailReadsAt(const std::string& path, uint64_t offset, Status status, int times = -1) EXCLUDES(mu_);
   // Appends to `path` fail with `status` once `bytes` have been appended.
+  // An append that would cross `bytes` writes nothing.
   void FailWritesAfter(const std::string& path, uint64_t bytes, Status status) EXCLUDES(mu_);
+  // The disk fills up after `bytes` bytes of `path`: an append that would
+  // cross the limit writes the part that fits (a short write(2)) and fails
+  // with ResourceExhausted "No space left on device" (ENOSPC); later appends
+  // fail the same way and write nothing.
+  void FailWritesWhenFullAfter(const std::string& path, uint64_t bytes) EXCLUDES(mu_);
+  // `path` vanishes: opening or Stat-ing it fails with NotFound, and so does
+  // every later read of a file already open (a remote object deleted under
+  // its reader).
+  void Vanish(const std::string& path) EXCLUDES(mu_);
   // Removes every fault (the counters stay).
   void ClearFaults() EXCLUDES(mu_);
 
@@ -66,12 +81,15 @@ class FaultInjectionFileSystem : public FileSystem {
     bool write_fault = false;
     uint64_t write_fault_after = 0;
     Status write_error;
+    bool write_partial = false;  // write what fits before failing
   };
   // Applies the faults of `path` to a read of [offset, offset + n): returns
   // the error to report, or OK with `*n` possibly shortened. Counts the call.
   Status FilterRead(const std::string& path, uint64_t offset, size_t* n) EXCLUDES(mu_);
-  // Applies the write fault of `path` to an append after `written` bytes.
-  Status FilterWrite(const std::string& path, uint64_t written) EXCLUDES(mu_);
+  // Applies the write fault of `path` to an append of `*n` bytes after
+  // `written` bytes: returns the error to report, with `*n` set to the bytes
+  // to write first (0 unless the fault writes what fits). OK leaves `*n`.
+  Status FilterWrite(const std::string& path, uint64_t written, size_t* n) EXCLUDES(mu_);
 
  private:
   Status OpenErrorLocked(const std::string& path) const REQUIRES(mu_);
