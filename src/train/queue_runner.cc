@@ -86,6 +86,8 @@ void QueueRunner::Shared::RunOpThread(size_t op, const std::shared_ptr<Coordinat
       if (coord != nullptr && coord->should_stop()) break;
       Status status = enqueue_ops[op]();
       if (status.ok()) continue;
+      // The runner is being destroyed: its own cancel op failed this step.
+      if (shutting_down.load(std::memory_order_acquire)) break;
       if (!IsClosedCode(status)) {
         error = std::move(status);
         break;
