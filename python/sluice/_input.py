@@ -61,15 +61,21 @@ _stash_ids = itertools.count(1)
 
 
 def _stash_exception(exc):
+    """Keeps `exc` for the Coordinator; returns its token (also set as ``exc._sluice_token`` where it can be).
+
+    The C++ side (bind_pipeline.cc) reads the attribute, or calls this
+    itself for an exception that refuses attributes.
+    """
     token = "producer-%d" % next(_stash_ids)
     try:
         exc._sluice_token = token
-    except AttributeError:  # an exception type with __slots__
-        return
+    except Exception:  # noqa: BLE001 - a type refusing attributes must not replace the user's exception
+        pass
     with _stash_lock:
         _stash[token] = exc
         while len(_stash) > _STASH_SIZE:
             _stash.popitem(last=False)
+    return token
 
 
 def _stashed_exception(token):

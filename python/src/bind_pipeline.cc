@@ -16,9 +16,11 @@
 // and copies the components it returns into Tensors, then lets the GIL go.
 // A Python exception becomes a Status there: sluice.errors.OpError keeps its
 // code (so OutOfRangeError ends the thread quietly), anything else is
-// Unknown; the exception's `_sluice_token` attribute, set by sluice.train,
-// travels as the payload "sluice.python.exception" so that the Coordinator
-// can raise the original exception object.
+// Unknown; the exception's token in sluice._input's stash (its
+// `_sluice_token` attribute, or a fresh stash made here) travels as the
+// payload "sluice.python.exception" so that the Coordinator can raise the
+// original exception object. No exception, however broken its __str__,
+// escapes a runner thread (StatusOfPythonError).
 //
 // Filters (filter_producer, mask_rows_producer, and a Python producer's
 // keep_input in sluice/_input.py, which returns None for a rejected example)
@@ -45,10 +47,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <variant>
@@ -194,30 +198,122 @@ nb::list FromShapes(const std::vector<PartialShape>& shapes) {
   return out;
 }
 
-// The Status of the Python exception being handled. REQUIRES: the GIL is held.
+// str(obj) as UTF-8 (lone surrogates escaped), or nullopt when str() raises
+// or returns something else than a str; that error is cleared. Calls no
+// C++ code that throws. REQUIRES: the GIL is held.
+std::optional<std::string> SafeStr(PyObject* obj) {
+  PyObject* str = PyObject_Str(obj);
+  if (str == nullptr) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  PyObject* utf8 = PyUnicode_AsEncodedString(str, "utf-8", "backslashreplace");
+  Py_DECREF(str);
+  if (utf8 == nullptr) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  std::string out(PyBytes_AS_STRING(utf8), static_cast<size_t>(PyBytes_GET_SIZE(utf8)));
+  Py_DECREF(utf8);
+  return out;
+}
+
+// The unqualified name of `obj`'s type ("ValueError"), without calling Python.
+std::string TypeName(PyObject* obj) {
+  const char* name = Py_TYPE(obj)->tp_name;
+  const char* dot = std::strrchr(name, '.');
+  return dot != nullptr ? dot + 1 : name;
+}
+
+// Attribute `name` of `obj` as a new reference, or nullptr (error cleared).
+nb::object AttrOrNull(PyObject* obj, const char* name) {
+  PyObject* value = PyObject_GetAttrString(obj, name);
+  if (value == nullptr) PyErr_Clear();
+  return nb::steal(value);
+}
+
+// The token under which sluice._input keeps `exc` for the Coordinator: its
+// `_sluice_token` (set where sluice.train stashed it), else a fresh stash
+// by sluice._input._stash_exception. Empty if neither works.
+std::string ExceptionToken(PyObject* exc) {
+  if (nb::object token = AttrOrNull(exc, "_sluice_token"); token.is_valid() && PyUnicode_Check(token.ptr())) {
+    return SafeStr(token.ptr()).value_or("");
+  }
+  nb::object input = nb::steal(PyImport_ImportModule("sluice._input"));
+  if (!input.is_valid()) {
+    PyErr_Clear();
+    return "";
+  }
+  nb::object stash = AttrOrNull(input.ptr(), "_stash_exception");
+  if (!stash.is_valid()) return "";
+  nb::object token = nb::steal(PyObject_CallOneArg(stash.ptr(), exc));
+  if (!token.is_valid()) {
+    PyErr_Clear();
+    return "";
+  }
+  return PyUnicode_Check(token.ptr()) ? SafeStr(token.ptr()).value_or("") : "";
+}
+
+// The exception object of `error`, which it consumes. Before Python 3.12 an
+// exception raised as a bare type (KeyboardInterrupt, from the signal
+// handler) has no object until normalised, and python_error::value() is
+// null. Null if normalising fails (that error cleared). REQUIRES: the GIL.
+nb::object ExceptionObject(nb::python_error& error) {
+#if PY_VERSION_HEX < 0x030C0000
+  error.restore();
+  PyObject* type = nullptr;
+  PyObject* value = nullptr;
+  PyObject* traceback = nullptr;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyErr_NormalizeException(&type, &value, &traceback);
+  if (value != nullptr && traceback != nullptr) PyException_SetTraceback(value, traceback);
+  Py_XDECREF(type);
+  Py_XDECREF(traceback);
+  if (PyErr_Occurred() != nullptr) PyErr_Clear();
+  return nb::steal(value);
+#else
+  return nb::borrow(error.value());
+#endif
+}
+
+// The Status of a Python exception raised by user code on a runner thread:
+// sluice.errors.OpError keeps its code and message, anything else is Unknown
+// "<Type>: <str>". Whatever the exception does (a __str__ that raises or
+// returns a non-string, a broken error_code), this returns a status and
+// leaves no Python error set: nothing may escape a runner thread.
+// REQUIRES: the GIL is held.
 Status StatusOfPythonError(nb::python_error& error) {
-  nb::handle exc = error.value();
+  nb::object exception = ExceptionObject(error);
+  if (!exception.is_valid()) return Status(Code::kUnknown, "<an exception that could not be instantiated>");
+  PyObject* exc = exception.ptr();
+  const std::string type = TypeName(exc);
+  const std::string unprintable = "<unprintable " + type + " object>";
   int code = static_cast<int>(Code::kUnknown);
-  std::string message;
-  nb::object errors = nb::module_::import_("sluice.errors");
-  const int is_op_error = PyObject_IsInstance(exc.ptr(), errors.attr("OpError").ptr());
-  if (is_op_error < 0) PyErr_Clear();
+  std::optional<std::string> message;
+  int is_op_error = 0;
+  if (nb::object module = nb::steal(PyImport_ImportModule("sluice.errors")); module.is_valid()) {
+    if (nb::object op_error = AttrOrNull(module.ptr(), "OpError"); op_error.is_valid()) {
+      is_op_error = PyObject_IsInstance(exc, op_error.ptr());
+    }
+  }
+  if (PyErr_Occurred() != nullptr) PyErr_Clear();
   if (is_op_error == 1) {
-    code = nb::cast<int>(exc.attr("error_code"));
-    message = nb::cast<std::string>(nb::str(exc.attr("message")));
+    if (nb::object c = AttrOrNull(exc, "error_code"); c.is_valid() && PyLong_Check(c.ptr())) {
+      const long value = PyLong_AsLong(c.ptr());
+      if (value == -1 && PyErr_Occurred() != nullptr) PyErr_Clear();
+      if (value > 0 && value <= static_cast<long>(Code::kUnauthenticated)) code = static_cast<int>(value);
+    }
+    if (nb::object m = AttrOrNull(exc, "message"); m.is_valid()) message = SafeStr(m.ptr());
   } else {
-    nb::handle type(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())));
-    message = nb::cast<std::string>(nb::str(type.attr("__name__"))) + ": " + nb::cast<std::string>(nb::str(exc));
+    message = type + ": " + SafeStr(exc).value_or(unprintable);
   }
-  if (code <= 0 || code > static_cast<int>(Code::kUnauthenticated)) code = static_cast<int>(Code::kUnknown);
-  Status s(static_cast<Code>(code), std::move(message));
-  if (nb::hasattr(exc, "_sluice_token")) {
-    s = s.WithPayload(kPythonExceptionPayload, nb::cast<std::string>(nb::str(exc.attr("_sluice_token"))));
-  }
+  Status s(static_cast<Code>(code), message.value_or(unprintable));
+  if (std::string token = ExceptionToken(exc); !token.empty()) s = s.WithPayload(kPythonExceptionPayload, token);
   return s;
 }
 
-// `fn()` with its exceptions as statuses. REQUIRES: the GIL is held.
+// `fn()` with its exceptions as statuses; no exception leaves it (but a
+// forced unwind, which must go on). REQUIRES: the GIL is held.
 template <class T, class F>
 Result<T> CallWithStatus(F& fn) {
   try {
@@ -226,8 +322,14 @@ Result<T> CallWithStatus(F& fn) {
     return StatusOfPythonError(e);
   } catch (const nb::builtin_exception& e) {  // conversion errors (TypeError, ValueError)
     return Status(Code::kInvalidArgument, e.what());
+#if defined(__GLIBCXX__)
+  } catch (abi::__forced_unwind&) {
+    throw;
+#endif
   } catch (const std::exception& e) {
     return Status(Code::kInternal, e.what());
+  } catch (...) {
+    return Status(Code::kInternal, "an unknown C++ exception in a Python callback");
   }
 }
 
