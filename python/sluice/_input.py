@@ -260,9 +260,17 @@ class NativeProducer:
         """The ``sluice._core.Producer``."""
         return self._core
 
-    def __call__(self):
-        """Evaluates the producer once: the next example (OutOfRangeError at the end)."""
-        return self._structure.pack(self._core())
+    def __call__(self, timeout=None):
+        """Evaluates the producer once on this thread: the next example.
+
+        Blocks without the GIL while its input is empty (an empty filename
+        queue, an empty queue to dequeue from). As a queue's ``dequeue``,
+        Ctrl-C raises KeyboardInterrupt (on the main thread) and, after
+        `timeout` seconds (None: no limit), DeadlineExceededError.
+        OutOfRangeError at the end of the input. An exception raised by
+        Python code inside (a ``map_filter`` predicate) is raised as itself.
+        """
+        return self._structure.pack(self._core(timeout))
 
     def map_parse_example(self, features, value_index=1):
         """``tf.io.parse_single_example`` of component `value_index` (default 1, a reader's value).

@@ -379,18 +379,64 @@ ProducerHandle NewPythonProducer(nb::handle fn, const std::vector<int>& dtypes, 
   return ProducerHandle{std::move(producer), std::move(types), ToShapes(shapes), {}};
 }
 
-// One call of the producer, without the GIL (it may block, e.g. on a
-// filename queue; Ctrl-C is not seen until it returns): the next example, so
-// a filter's skipped steps are retried here.
-nb::list CallProducer(const ProducerHandle& h) {
-  Result<Element> e = [&] {
-    GilRelease release;
+// Raises the Python exception that `status` stands for (a callback's, kept
+// by sluice._input under the token of its payload), if it is still kept,
+// so that a direct call raises what the user's code raised. REQUIRES: the
+// GIL is held.
+void RaiseStashedException(const Status& status) {
+  const std::optional<std::string> token = status.GetPayload(kPythonExceptionPayload);
+  if (!token) return;
+  nb::object exc = nb::module_::import_("sluice._input").attr("_stashed_exception")(nb::str(token->c_str()));
+  if (exc.is_none()) return;
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+  throw nb::python_error();
+}
+
+// Between the skipped steps of a filter that keeps rejecting, the deadline
+// and the interrupt check of `wait` (at its interval), which no queue wait
+// runs while examples keep coming.
+class SkippedStepCheck {
+ public:
+  explicit SkippedStepCheck(const queue::WaitOptions& wait)
+      : wait_(wait), next_check_(queue::WaitOptions::Clock::now() + wait.interrupt_check_interval) {}
+
+  Status Check() {
+    const auto now = queue::WaitOptions::Clock::now();
+    if (wait_.deadline && now >= *wait_.deadline) {
+      return errors::DeadlineExceeded("Timed out waiting for notification");
+    }
+    if (wait_.interrupt_check && now >= next_check_) {
+      next_check_ = now + wait_.interrupt_check_interval;
+      return wait_.interrupt_check();
+    }
+    return Status();
+  }
+
+ private:
+  const queue::WaitOptions& wait_;
+  queue::WaitOptions::Clock::time_point next_check_;
+};
+
+// One call of the producer from Python, without the GIL: the next example (a
+// filter's skipped steps are retried here). Its queue waits use the call's
+// WaitOptions (train::ScopedProducerWait), so Ctrl-C (on the main thread)
+// and `timeout` end a call blocked on an empty input, as a queue dequeue.
+nb::list CallProducer(const ProducerHandle& h, std::optional<double> timeout) {
+  BlockingCall call(timeout);
+  const queue::WaitOptions wait = call.wait<queue::WaitOptions>();
+  Result<Element> e = call.Run([&]() -> Result<Element> {
+    train::ScopedProducerWait scope(wait);
+    SkippedStepCheck check(wait);
     while (true) {
       Result<Element> r = h.producer();
       if (!train::IsSkippedStep(r.status())) return r;
+      if (Status s = check.Check(); !s.ok()) return s;
     }
-  }();
-  ThrowIfError(e.status());  // not ValueOrThrow(std::move(e)): gcc 12 -Wmaybe-uninitialized false positive
+  });
+  if (!e.ok()) {
+    RaiseStashedException(e.status());
+    ThrowStatus(e.status());  // not ValueOrThrow(std::move(e)): gcc 12 -Wmaybe-uninitialized false positive
+  }
   return ElementToPython(*e);
 }
 
@@ -858,7 +904,8 @@ nb::list MonitorSeries(const MonitorHandle& h) {
 void BindPipeline(nb::module_& m) {
   nb::class_<ProducerHandle>(m, "Producer",
                              "A train::Producer and its output signature (see sluice.train.NativeProducer).")
-      .def("__call__", &CallProducer, "One call, without the GIL: a list of components.")
+      .def("__call__", &CallProducer, nb::arg("timeout") = nb::none(),
+           "One call, without the GIL: a list of components. Ctrl-C and `timeout` end a blocked call.")
       .def_prop_ro("dtypes", [](const ProducerHandle& h) { return FromDTypes(h.dtypes); })
       .def_prop_ro("shapes", [](const ProducerHandle& h) { return FromShapes(h.shapes); })
       .def_prop_ro("names", [](const ProducerHandle& h) { return h.names; });
