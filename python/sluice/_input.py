@@ -417,7 +417,13 @@ def read_producer(reader, filename_queue):
 
 
 def read_up_to_producer(reader, filename_queue, num_records):
-    """``reader.read_up_to(filename_queue, num_records)`` per call, for ``enqueue_many=True``."""
+    """``reader.read_up_to(filename_queue, num_records)`` per call, for ``enqueue_many=True``.
+
+    Yields ``[keys, values]``, string vectors of 1..num_records records
+    from one file; its shapes are ``[(None,), (None,)]`` (the batch
+    dimension), so ``batch(read_up_to_producer(...), enqueue_many=True)``
+    batches single records.
+    """
     _queue_ref(filename_queue)
     n = _as_int(num_records, "num_records")
     return _native(lambda: _core.reader_up_to_producer(reader._reader, _queue_ref(filename_queue), n),

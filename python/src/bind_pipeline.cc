@@ -157,10 +157,11 @@ class PyObjectRef {
 
 // ---- Producers -----------------------------------------------------------------
 
-// A producer and its output signature: one example's components (or, for an
-// enqueue_many producer, a batch of them with a leading dimension, which the
-// shapes do not include). The native stages (train/producer_ops.h) compute
-// their outputs' signatures from it.
+// A producer and its output signature: one example's components, or for a
+// producer of batches (reader_up_to_producer, for enqueue_many batchers)
+// a batch of them, whose shapes include the leading batch dimension (-1).
+// The native stages (train/producer_ops.h) compute their outputs'
+// signatures from it.
 using ProducerHandle = train::TypedProducer;
 
 std::vector<DType> ToDTypes(const std::vector<int>& ints) {
@@ -449,9 +450,11 @@ ProducerHandle NewReaderProducer(nb::handle reader, const QueueHandle& filename_
 
 ProducerHandle NewReaderUpToProducer(nb::handle reader, const QueueHandle& filename_queue, int64_t num_records) {
   if (num_records < 1) throw nb::value_error("num_records must be >= 1");
+  // Batches of 1..num_records records: the leading (batch) dimension is
+  // declared, as an enqueue_many batcher expects of its producer.
   return ProducerHandle{train::ReaderUpToProducer(ReaderOf(reader), filename_queue.queue, num_records),
                         {DType::kString, DType::kString},
-                        {PartialShape(TensorShape({})), PartialShape(TensorShape({}))},
+                        {PartialShape({-1}), PartialShape({-1})},
                         {"key", "value"}};
 }
 
