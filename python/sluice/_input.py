@@ -30,6 +30,7 @@ import collections
 import itertools
 import logging
 import operator
+import os
 import threading
 import time
 
@@ -569,7 +570,7 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
     strings = []
     for s in values:
         if isinstance(s, str):
-            strings.append(s.encode())
+            strings.append(s.encode("utf-8", "surrogateescape"))  # os.fsdecode'd file names round-trip
         elif isinstance(s, (bytes, np.bytes_)):
             strings.append(bytes(s))
         else:
@@ -624,13 +625,13 @@ def limit_epochs(tensor, num_epochs=None, name=None):
 def match_filenames_once(pattern, name=None):
     """The files matching `pattern` (a glob or a list of them), sorted (``tf.train.match_filenames_once``).
 
-    Evaluated here, once. Returns a list of bytes, which
+    Evaluated here, once. A pattern is a str, bytes or os.PathLike (a
+    file name need not be UTF-8). Returns a list of bytes, which
     :func:`string_input_producer` takes.
     """
     del name
-    patterns = [pattern] if isinstance(pattern, (bytes, str)) else list(pattern)
-    patterns = [p.decode() if isinstance(p, bytes) else str(p) for p in patterns]
-    return _core.match_filenames_once(patterns)
+    patterns = [pattern] if isinstance(pattern, (bytes, str, os.PathLike)) else list(pattern)
+    return _core.match_filenames_once(patterns)  # str, bytes or os.PathLike each, as os.fsencode takes them
 
 
 # ---- batchers --------------------------------------------------------------------------------

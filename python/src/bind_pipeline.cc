@@ -710,7 +710,10 @@ ProducerHandle NewSliceInputProducer(const nb::list& values, const std::vector<i
   return out;
 }
 
-nb::list MatchFilenamesOnce(const std::vector<std::string>& patterns) {
+// `pattern_args`: str, bytes or os.PathLike each (PathArg).
+nb::list MatchFilenamesOnce(const nb::list& pattern_args) {
+  std::vector<std::string> patterns;
+  for (nb::handle p : pattern_args) patterns.push_back(PathArg(p));
   Result<std::vector<std::string>> files = [&] {
     GilRelease release;
     return train::MatchFilenamesOnce(patterns);
