@@ -61,6 +61,7 @@
 #include "bind_common.h"
 #include "sluice/core/dtype.h"
 #include "sluice/core/element.h"
+#include "sluice/core/logging.h"
 #include "sluice/core/shape.h"
 #include "sluice/core/status.h"
 #include "sluice/core/tensor.h"
@@ -361,6 +362,28 @@ Result<T> WithGil(F&& fn) {
     ParkForever();  // never rethrown: the thread never runs again
   }
 #endif
+}
+
+// ---- Logging ---------------------------------------------------------------------
+
+// The core log sink of the extension (sluice/core/logging.h): each message
+// goes to Python's logging, logger "sluice" (WARNING for a warning), so an
+// application filters or redirects it as any other. Called on any thread
+// (a runner thread reading a file, the main thread in a blocking call),
+// with or without the GIL; it takes the GIL as a Python producer does
+// (WithGil), and once the interpreter is exiting, or if logging fails,
+// the message goes to stderr instead.
+void LogToPython(LogSeverity severity, std::string_view message) {
+  const int level = severity == LogSeverity::kInfo ? 20 : severity == LogSeverity::kWarning ? 30 : 40;
+  Result<bool> logged = WithGil<bool>([&]() -> Result<bool> {
+    nb::object text = nb::steal(
+        PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()), "backslashreplace"));
+    if (!text.is_valid()) throw nb::python_error();
+    nb::object logger = nb::module_::import_("logging").attr("getLogger")("sluice");
+    logger.attr("log")(level, "%s", text);
+    return true;
+  });
+  if (!logged.ok()) LogToStderr(severity, message);
 }
 
 // `fn()` returns a list of components already converted by sluice.train
@@ -962,6 +985,9 @@ void BindPipeline(nb::module_& m) {
         nb::arg("batch_size"), nb::arg("num_threads"), nb::arg("capacity"), nb::arg("enqueue_many"),
         nb::arg("dtypes"), nb::arg("shapes"), nb::arg("dynamic_pad"), nb::arg("allow_smaller_final_batch"),
         nb::arg("shared_name"), nb::arg("name"), nb::arg("min_after_dequeue"), nb::arg("seed").none());
+
+  // From now on the library's warnings go to Python's logging.
+  SetLogSink(&LogToPython);
 
   m.def("_shutdown_python_producers", &ShutdownPythonProducers,
         "atexit hook (sluice/_input.py): Python producers stop taking the GIL.");
