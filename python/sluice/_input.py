@@ -1114,19 +1114,57 @@ def _keep_input(keep_input, enqueue_many):
 
     As TF's _validate_keep_input: a bool (or 0-d value) is constant; a
     vector is a per-row mask of every enqueue_many batch (ValueError without
-    enqueue_many); a callable is called with each example (or batch).
+    enqueue_many); a callable is called with each example (or batch). TF
+    feeds keep_input to a bool-only op (cond's Switch, or a cast to a 0/1
+    partition index), so a constant must be bools (or Python's 0/1), and a
+    callable must return them: TypeError for a constant of another dtype
+    (float, string: TF would test its truth or fail at run time; NaN is
+    true), InvalidArgumentError from the pipeline for a callable's result.
     """
     if callable(keep_input):
-        return keep_input, True
+        return _checked_keep(keep_input, enqueue_many), True
+    if isinstance(keep_input, bool) or (type(keep_input) is int and keep_input in (0, 1)):
+        return None, bool(keep_input)
     mask = np.asarray(keep_input)
+    if mask.dtype != np.bool_:
+        raise TypeError("`keep_input` must be a bool or a vector of bools, not %s of dtype %s"
+                        % (type(keep_input).__name__, mask.dtype))
     if mask.ndim == 0:
         return None, bool(mask)
     if mask.ndim > 1:
         raise ValueError("`keep_input` must be 0 or 1 dimensions.")
     if not enqueue_many:
         raise ValueError("`keep_input` cannot be a vector when `enqueue_many=False`.")
-    mask = mask.astype(bool)
     return (lambda batch: mask), True
+
+
+def _describe_keep(value):
+    if isinstance(value, np.ndarray):
+        return "an array of dtype %s" % value.dtype
+    return type(value).__name__
+
+
+def _checked_keep(predicate, enqueue_many):
+    """`predicate` (a keep_input callable) returning only bools.
+
+    Anything else raises InvalidArgumentError naming keep_input, which stops
+    the pipeline as TF's "Input 'pred' passed float expected bool" does.
+    """
+    def keep(example):
+        kept = predicate(example)
+        if enqueue_many:
+            mask = np.asarray(kept)
+            if mask.dtype != np.bool_:
+                raise errors.InvalidArgumentError(
+                    None, None, "keep_input must return bools (one per example of the batch), not %s"
+                    % _describe_keep(kept))
+            return mask
+        if isinstance(kept, (bool, np.bool_)) or (isinstance(kept, np.ndarray) and kept.shape == ()
+                                                   and kept.dtype == np.bool_):
+            return bool(kept)
+        raise errors.InvalidArgumentError(None, None, "keep_input must return a bool, not %s" % _describe_keep(kept))
+
+    return keep
 
 
 def _batcher(kind, fn_name, producers, join, keep_input, batch_size, num_threads, capacity, enqueue_many,
