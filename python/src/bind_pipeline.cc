@@ -235,20 +235,21 @@ nb::object AttrOrNull(PyObject* obj, const char* name) {
 }
 
 // The token under which sluice._input keeps `exc` for the Coordinator: its
-// `_sluice_token` (set where sluice.train stashed it), else a fresh stash
-// by sluice._input._stash_exception. Empty if neither works.
-std::string ExceptionToken(PyObject* exc) {
+// `_sluice_token` (set where sluice.train stashed it), else, if `stash`, a
+// fresh stash by sluice._input._stash_exception. Empty if neither works.
+std::string ExceptionToken(PyObject* exc, bool stash) {
   if (nb::object token = AttrOrNull(exc, "_sluice_token"); token.is_valid() && PyUnicode_Check(token.ptr())) {
     return SafeStr(token.ptr()).value_or("");
   }
+  if (!stash) return "";
   nb::object input = nb::steal(PyImport_ImportModule("sluice._input"));
   if (!input.is_valid()) {
     PyErr_Clear();
     return "";
   }
-  nb::object stash = AttrOrNull(input.ptr(), "_stash_exception");
-  if (!stash.is_valid()) return "";
-  nb::object token = nb::steal(PyObject_CallOneArg(stash.ptr(), exc));
+  nb::object stash_fn = AttrOrNull(input.ptr(), "_stash_exception");
+  if (!stash_fn.is_valid()) return "";
+  nb::object token = nb::steal(PyObject_CallOneArg(stash_fn.ptr(), exc));
   if (!token.is_valid()) {
     PyErr_Clear();
     return "";
@@ -310,7 +311,13 @@ Status StatusOfPythonError(nb::python_error& error) {
     message = type + ": " + SafeStr(exc).value_or(unprintable);
   }
   Status s(static_cast<Code>(code), message.value_or(unprintable));
-  if (std::string token = ExceptionToken(exc); !token.empty()) s = s.WithPayload(kPythonExceptionPayload, token);
+  // The routine end of an input (OutOfRangeError, once per runner thread)
+  // is not stashed: it would push out of the bounded stash the error that
+  // coord.join() is to raise.
+  const bool stash = code != static_cast<int>(Code::kOutOfRange);
+  if (std::string token = ExceptionToken(exc, stash); !token.empty()) {
+    s = s.WithPayload(kPythonExceptionPayload, token);
+  }
   return s;
 }
 

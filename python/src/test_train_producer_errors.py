@@ -125,3 +125,23 @@ def test_direct_call_raises_the_predicate_exception_itself():
     with pytest.raises(_BadStr) as info:
         p()
     assert info.value is exc
+
+
+@pytest.mark.timeout(60)
+def test_the_routine_end_of_python_inputs_is_not_stashed():
+    # One OutOfRangeError per runner thread: stashing them would push the
+    # error coord.join() must raise out of the bounded stash.
+    from sluice import _input  # noqa: PLC0415 - the stash is private
+
+    def done():
+        raise errors.OutOfRangeError(None, None, "done")
+
+    before = next(_input._stash_ids)
+    b = train.batch_join([done] * 80, batch_size=1, dtypes=[np.int64], shapes=[[]])
+    coord = train.Coordinator()
+    threads = train.start_queue_runners(coord=coord)
+    with pytest.raises(errors.OutOfRangeError):
+        b.dequeue(timeout=30)
+    coord.request_stop()
+    coord.join(threads, stop_grace_period_secs=10)
+    assert next(_input._stash_ids) == before + 1
