@@ -1306,7 +1306,9 @@ def maybe_batch(tensors, keep_input, batch_size, num_threads=1, capacity=32, enq
     example returning a bool (with enqueue_many, of the batch returning one
     bool per example, as TF's vector keep_input). The callable runs on the
     runner threads with the GIL. ValueError for a vector without
-    enqueue_many or a keep_input of rank 2 or more, as in TF.
+    enqueue_many or a keep_input of rank 2 or more, as in TF; TypeError for
+    a constant that is not bools, and InvalidArgumentError (stopping the
+    pipeline) for a callable that returns something else.
     """
     return _batcher("batch", "maybe_batch", tensors, False, keep_input, batch_size, num_threads, capacity,
                     enqueue_many, shapes, dtypes, dynamic_pad, allow_smaller_final_batch, shared_name, name)
