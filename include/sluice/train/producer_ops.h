@@ -51,9 +51,10 @@
 namespace sluice::train {
 
 // A producer and its output signature: dtypes[i] and shapes[i] describe
-// component i of every element it returns (for an enqueue_many producer,
-// without the leading batch dimension). names is empty or has one entry per
-// component. A plain value; copies share the producer.
+// component i of every element it returns (for a producer of batches, for
+// enqueue_many batchers, with the leading batch dimension, -1). names is
+// empty or has one entry per component. A plain value; copies share the
+// producer.
 struct TypedProducer {
   Producer producer;
   std::vector<DType> dtypes;
