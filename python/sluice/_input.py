@@ -30,6 +30,7 @@ import collections
 import itertools
 import logging
 import operator
+import os
 import threading
 import time
 
@@ -61,15 +62,21 @@ _stash_ids = itertools.count(1)
 
 
 def _stash_exception(exc):
+    """Keeps `exc` for the Coordinator; returns its token (also set as ``exc._sluice_token`` where it can be).
+
+    The C++ side (bind_pipeline.cc) reads the attribute, or calls this
+    itself for an exception that refuses attributes.
+    """
     token = "producer-%d" % next(_stash_ids)
     try:
         exc._sluice_token = token
-    except AttributeError:  # an exception type with __slots__
-        return
+    except Exception:  # noqa: BLE001 - a type refusing attributes must not replace the user's exception
+        pass
     with _stash_lock:
         _stash[token] = exc
         while len(_stash) > _STASH_SIZE:
             _stash.popitem(last=False)
+    return token
 
 
 def _stashed_exception(token):
@@ -254,9 +261,17 @@ class NativeProducer:
         """The ``sluice._core.Producer``."""
         return self._core
 
-    def __call__(self):
-        """Evaluates the producer once: the next example (OutOfRangeError at the end)."""
-        return self._structure.pack(self._core())
+    def __call__(self, timeout=None):
+        """Evaluates the producer once on this thread: the next example.
+
+        Blocks without the GIL while its input is empty (an empty filename
+        queue, an empty queue to dequeue from). As a queue's ``dequeue``,
+        Ctrl-C raises KeyboardInterrupt (on the main thread) and, after
+        `timeout` seconds (None: no limit), DeadlineExceededError.
+        OutOfRangeError at the end of the input. An exception raised by
+        Python code inside (a ``map_filter`` predicate) is raised as itself.
+        """
+        return self._structure.pack(self._core(timeout))
 
     def map_parse_example(self, features, value_index=1):
         """``tf.io.parse_single_example`` of component `value_index` (default 1, a reader's value).
@@ -403,7 +418,13 @@ def read_producer(reader, filename_queue):
 
 
 def read_up_to_producer(reader, filename_queue, num_records):
-    """``reader.read_up_to(filename_queue, num_records)`` per call, for ``enqueue_many=True``."""
+    """``reader.read_up_to(filename_queue, num_records)`` per call, for ``enqueue_many=True``.
+
+    Yields ``[keys, values]``, string vectors of 1..num_records records
+    from one file; its shapes are ``[(None,), (None,)]`` (the batch
+    dimension), so ``batch(read_up_to_producer(...), enqueue_many=True)``
+    batches single records.
+    """
     _queue_ref(filename_queue)
     n = _as_int(num_records, "num_records")
     return _native(lambda: _core.reader_up_to_producer(reader._reader, _queue_ref(filename_queue), n),
@@ -549,7 +570,7 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
     strings = []
     for s in values:
         if isinstance(s, str):
-            strings.append(s.encode())
+            strings.append(s.encode("utf-8", "surrogateescape"))  # os.fsdecode'd file names round-trip
         elif isinstance(s, (bytes, np.bytes_)):
             strings.append(bytes(s))
         else:
@@ -604,13 +625,13 @@ def limit_epochs(tensor, num_epochs=None, name=None):
 def match_filenames_once(pattern, name=None):
     """The files matching `pattern` (a glob or a list of them), sorted (``tf.train.match_filenames_once``).
 
-    Evaluated here, once. Returns a list of bytes, which
+    Evaluated here, once. A pattern is a str, bytes or os.PathLike (a
+    file name need not be UTF-8). Returns a list of bytes, which
     :func:`string_input_producer` takes.
     """
     del name
-    patterns = [pattern] if isinstance(pattern, (bytes, str)) else list(pattern)
-    patterns = [p.decode() if isinstance(p, bytes) else str(p) for p in patterns]
-    return _core.match_filenames_once(patterns)
+    patterns = [pattern] if isinstance(pattern, (bytes, str, os.PathLike)) else list(pattern)
+    return _core.match_filenames_once(patterns)  # str, bytes or os.PathLike each, as os.fsencode takes them
 
 
 # ---- batchers --------------------------------------------------------------------------------
@@ -1093,19 +1114,57 @@ def _keep_input(keep_input, enqueue_many):
 
     As TF's _validate_keep_input: a bool (or 0-d value) is constant; a
     vector is a per-row mask of every enqueue_many batch (ValueError without
-    enqueue_many); a callable is called with each example (or batch).
+    enqueue_many); a callable is called with each example (or batch). TF
+    feeds keep_input to a bool-only op (cond's Switch, or a cast to a 0/1
+    partition index), so a constant must be bools (or Python's 0/1), and a
+    callable must return them: TypeError for a constant of another dtype
+    (float, string: TF would test its truth or fail at run time; NaN is
+    true), InvalidArgumentError from the pipeline for a callable's result.
     """
     if callable(keep_input):
-        return keep_input, True
+        return _checked_keep(keep_input, enqueue_many), True
+    if isinstance(keep_input, bool) or (type(keep_input) is int and keep_input in (0, 1)):
+        return None, bool(keep_input)
     mask = np.asarray(keep_input)
+    if mask.dtype != np.bool_:
+        raise TypeError("`keep_input` must be a bool or a vector of bools, not %s of dtype %s"
+                        % (type(keep_input).__name__, mask.dtype))
     if mask.ndim == 0:
         return None, bool(mask)
     if mask.ndim > 1:
         raise ValueError("`keep_input` must be 0 or 1 dimensions.")
     if not enqueue_many:
         raise ValueError("`keep_input` cannot be a vector when `enqueue_many=False`.")
-    mask = mask.astype(bool)
     return (lambda batch: mask), True
+
+
+def _describe_keep(value):
+    if isinstance(value, np.ndarray):
+        return "an array of dtype %s" % value.dtype
+    return type(value).__name__
+
+
+def _checked_keep(predicate, enqueue_many):
+    """`predicate` (a keep_input callable) returning only bools.
+
+    Anything else raises InvalidArgumentError naming keep_input, which stops
+    the pipeline as TF's "Input 'pred' passed float expected bool" does.
+    """
+    def keep(example):
+        kept = predicate(example)
+        if enqueue_many:
+            mask = np.asarray(kept)
+            if mask.dtype != np.bool_:
+                raise errors.InvalidArgumentError(
+                    None, None, "keep_input must return bools (one per example of the batch), not %s"
+                    % _describe_keep(kept))
+            return mask
+        if isinstance(kept, (bool, np.bool_)) or (isinstance(kept, np.ndarray) and kept.shape == ()
+                                                   and kept.dtype == np.bool_):
+            return bool(kept)
+        raise errors.InvalidArgumentError(None, None, "keep_input must return a bool, not %s" % _describe_keep(kept))
+
+    return keep
 
 
 def _batcher(kind, fn_name, producers, join, keep_input, batch_size, num_threads, capacity, enqueue_many,
@@ -1247,7 +1306,9 @@ def maybe_batch(tensors, keep_input, batch_size, num_threads=1, capacity=32, enq
     example returning a bool (with enqueue_many, of the batch returning one
     bool per example, as TF's vector keep_input). The callable runs on the
     runner threads with the GIL. ValueError for a vector without
-    enqueue_many or a keep_input of rank 2 or more, as in TF.
+    enqueue_many or a keep_input of rank 2 or more, as in TF; TypeError for
+    a constant that is not bools, and InvalidArgumentError (stopping the
+    pipeline) for a callable that returns something else.
     """
     return _batcher("batch", "maybe_batch", tensors, False, keep_input, batch_size, num_threads, capacity,
                     enqueue_many, shapes, dtypes, dynamic_pad, allow_smaller_final_batch, shared_name, name)

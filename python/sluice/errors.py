@@ -29,6 +29,10 @@ DATA_LOSS = 15
 UNAUTHENTICATED = 16
 
 
+# The payload of a failed enqueue_many (queue.h kRowsEnqueuedPayload).
+_ROWS_ENQUEUED_PAYLOAD = "sluice.queue.rows_enqueued"
+
+
 class OpError(Exception):
     """The base class for errors of sluice operations (``tf.errors.OpError``).
 
@@ -78,6 +82,16 @@ class OpError(Exception):
     def experimental_payloads(self):
         """Structured context of the error, a dict of str to bytes."""
         return self._experimental_payloads
+
+    @property
+    def rows_enqueued(self):
+        """For a failed ``enqueue_many`` (timeout, cancellation, closed queue): how many rows it enqueued.
+
+        Those leading rows stay in the queue, so a retry should send only
+        the rest. None for other errors.
+        """
+        rows = self._experimental_payloads.get(_ROWS_ENQUEUED_PAYLOAD)
+        return None if rows is None else int(rows)
 
     def __str__(self):
         return self.message

@@ -52,7 +52,12 @@ _Z_DEFLATED = 8  # zlib's only compression method
 
 
 def _path(path):
-    """str of a str, bytes or os.PathLike path."""
+    """The str of a str, bytes or os.PathLike path (``os.fsdecode``), for ``path`` and reprs.
+
+    A file name that is not UTF-8 becomes a str with lone surrogates, which
+    the extension turns back into the same bytes (``os.fsencode``, its one
+    path conversion), so any file name round-trips.
+    """
     return os.fsdecode(os.fspath(path))
 
 
@@ -335,7 +340,7 @@ class TFRecordIndex(_core.RecordIndex):
     decompresses again from the start, as in TensorFlow.
 
     Args:
-      path: the TFRecord file.
+      path: the TFRecord file: str, bytes or os.PathLike.
       options: as for :func:`tf_record_iterator`.
       index_path: (keyword-only) where the index is kept; None:
         ``<path>.idx``.
@@ -360,7 +365,7 @@ class TFRecordIndex(_core.RecordIndex):
             core = _core_options(TFRecordOptions.get_compression_type_string(options))
         path = _path(path)
         self._index_path = _path(index_path) if index_path is not None else _core.record_index_path(path)
-        super().__init__(path, core, self._index_path if use_cache else "", bool(use_cache),
+        super().__init__(path, core, self._index_path if use_cache else None, bool(use_cache),
                          bool(ignore_errors))
         self._offsets_array = None
 

@@ -387,7 +387,10 @@ class QueueBase:
 
         All components must have rank >= 1 and the same dimension 0. Blocks
         until every slice is admitted (slices admitted before a close or
-        timeout stay queued). Errors as enqueue.
+        timeout stay queued). Errors as enqueue; when such an error comes
+        after the call waited for room, its message ends with "(enqueue_many
+        enqueued N of M rows)" and its ``rows_enqueued`` attribute is N, so
+        a retry sends only the rows from N on.
         """
         del name
         if timeout is None:

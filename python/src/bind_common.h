@@ -16,6 +16,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "sluice/core/dtype.h"
@@ -153,6 +155,20 @@ void RunBlocking(BlockingCall& call, F&& fn) {
 // REQUIRES: the GIL is held.
 bool WaitInterruptibly(std::optional<double> timeout_secs,
                        const std::function<bool(std::optional<std::chrono::nanoseconds>)>& wait_for);
+
+// ---- File paths ------------------------------------------------------------------
+
+// A path argument as the bytes the operating system takes, by os.fsencode's
+// rules: a str is encoded with the file system encoding and surrogateescape
+// (so os.fsdecode of any file name comes back to its bytes), bytes are taken
+// as they are, an os.PathLike is unwrapped first. The one conversion of
+// every binding that takes a path. TypeError for another type, ValueError
+// for an embedded NUL. REQUIRES: the GIL is held.
+std::string PathArg(nb::handle path);
+
+// A path as Python shows it: os.fsdecode of its bytes (a str; bytes that do
+// not decode become lone surrogates). REQUIRES: the GIL is held.
+nb::str PathToPython(std::string_view path);
 
 // ---- Tensor <-> Python --------------------------------------------------------
 

@@ -187,6 +187,22 @@ bool WaitInterruptibly(std::optional<double> timeout_secs,
   }
 }
 
+// ---- File paths --------------------------------------------------------------------------
+
+std::string PathArg(nb::handle path) {
+  PyObject* bytes = nullptr;
+  if (PyUnicode_FSConverter(path.ptr(), &bytes) == 0) throw nb::python_error();
+  std::string out(PyBytes_AS_STRING(bytes), static_cast<size_t>(PyBytes_GET_SIZE(bytes)));
+  Py_DECREF(bytes);
+  return out;
+}
+
+nb::str PathToPython(std::string_view path) {
+  PyObject* str = PyUnicode_DecodeFSDefaultAndSize(path.data(), static_cast<Py_ssize_t>(path.size()));
+  if (str == nullptr) throw nb::python_error();
+  return nb::steal<nb::str>(str);
+}
+
 // ---- Tensor <-> Python ------------------------------------------------------------------
 
 namespace {

@@ -128,7 +128,8 @@ struct WriterHandle {
   bool closed GUARDED_BY(mu) = false;
 };
 
-void InitWriter(WriterHandle* self, const std::string& path, const io::TFRecordOptions& options, bool write_index) {
+void InitWriter(WriterHandle* self, nb::handle path_arg, const io::TFRecordOptions& options, bool write_index) {
+  const std::string path = PathArg(path_arg);
   io::RecordWriterOptions o = ValueOrThrow(options.ToWriterOptions());
   o.write_index = write_index;
   Result<std::unique_ptr<io::RecordWriter>> w = [&] {
@@ -207,8 +208,9 @@ struct IteratorHandle {
 
 // Opens the file before constructing the handle, so that a failure leaves
 // nothing half-built.
-void InitIterator(IteratorHandle* self, const std::string& path, const io::TFRecordOptions& options,
+void InitIterator(IteratorHandle* self, nb::handle path_arg, const io::TFRecordOptions& options,
                   bool ignore_errors) {
+  const std::string path = PathArg(path_arg);
   io::RecordReaderOptions o = ReaderOptionsOf(options);
   auto reporter = std::make_unique<io::CountingReporter>();
   o.ignore_errors = ignore_errors;
@@ -301,8 +303,11 @@ struct IndexHandle {
   std::unique_ptr<io::RecordReader> reader GUARDED_BY(mu);  // opened by the first read
 };
 
-void InitIndex(IndexHandle* self, const std::string& path, const io::TFRecordOptions& options,
-               const std::string& index_path, bool use_cache, bool ignore_errors) {
+// `index_path_arg`: None or "" for the default (<path>.idx).
+void InitIndex(IndexHandle* self, nb::handle path_arg, const io::TFRecordOptions& options, nb::handle index_path_arg,
+               bool use_cache, bool ignore_errors) {
+  const std::string path = PathArg(path_arg);
+  const std::string index_path = index_path_arg.is_none() ? std::string() : PathArg(index_path_arg);
   io::RecordReaderOptions o = ReaderOptionsOf(options);
   io::RecordReaderOptions build = o;
   build.ignore_errors = ignore_errors;
@@ -354,7 +359,8 @@ nb::bytes IndexOffsets(const IndexHandle& h) {
   return ToBytes(raw);  // native-endian uint64 values
 }
 
-void IndexSave(const IndexHandle& h, const std::string& index_path) {
+void IndexSave(const IndexHandle& h, nb::handle index_path_arg) {
+  const std::string index_path = index_path_arg.is_none() ? std::string() : PathArg(index_path_arg);
   Status s;
   {
     GilRelease release;
@@ -538,7 +544,7 @@ void BindIo(nb::module_& m) {
       .def_prop_ro("last_skipped_error", [](const IteratorHandle& h) { return LastSkipError(*h.reporter); });
 
   nb::class_<IndexHandle>(m, "RecordIndex", "io::RecordIndex (see sluice.io.TFRecordIndex).")
-      .def("__init__", &InitIndex, nb::arg("path"), nb::arg("options"), nb::arg("index_path") = "",
+      .def("__init__", &InitIndex, nb::arg("path"), nb::arg("options"), nb::arg("index_path").none() = nb::none(),
            nb::arg("use_cache") = true, nb::arg("ignore_errors") = false)
       .def("__len__", [](const IndexHandle& h) { return h.index.num_records(); })
       .def("_read_range", &IndexReadRange, nb::arg("begin"), nb::arg("end"))
@@ -550,13 +556,14 @@ void BindIo(nb::module_& m) {
              return nb::make_tuple(begin, end);
            },
            nb::arg("shard"), nb::arg("num_shards"))
-      .def("save", &IndexSave, nb::arg("index_path") = "")
-      .def_prop_ro("path", [](const IndexHandle& h) { return h.path; })
+      .def("save", &IndexSave, nb::arg("index_path").none() = nb::none())
+      .def_prop_ro("path", [](const IndexHandle& h) { return PathToPython(h.path); })
       .def_prop_ro("rebuilt", [](const IndexHandle& h) { return h.rebuilt; })
       .def_prop_ro("stream_length", [](const IndexHandle& h) { return h.index.stream_length(); })
       .def_prop_ro("compression_type",
                    [](const IndexHandle& h) { return std::string(io::CompressionTypeName(h.index.compression())); });
-  m.def("record_index_path", &io::RecordIndex::IndexPath, nb::arg("path"));
+  m.def("record_index_path", [](nb::handle path) { return PathToPython(io::RecordIndex::IndexPath(PathArg(path))); },
+        nb::arg("path"), "<path>.idx, as a str (os.fsdecode); `path`: str, bytes or os.PathLike.");
 
   nb::class_<ReaderHandle>(m, "Reader", "io::ReaderBase (see sluice.io.ReaderBase).")
       .def("read", &ReaderRead, nb::arg("queue"), nb::arg("timeout") = nb::none())

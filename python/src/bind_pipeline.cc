@@ -16,9 +16,11 @@
 // and copies the components it returns into Tensors, then lets the GIL go.
 // A Python exception becomes a Status there: sluice.errors.OpError keeps its
 // code (so OutOfRangeError ends the thread quietly), anything else is
-// Unknown; the exception's `_sluice_token` attribute, set by sluice.train,
-// travels as the payload "sluice.python.exception" so that the Coordinator
-// can raise the original exception object.
+// Unknown; the exception's token in sluice._input's stash (its
+// `_sluice_token` attribute, or a fresh stash made here) travels as the
+// payload "sluice.python.exception" so that the Coordinator can raise the
+// original exception object. No exception, however broken its __str__,
+// escapes a runner thread (StatusOfPythonError).
 //
 // Filters (filter_producer, mask_rows_producer, and a Python producer's
 // keep_input in sluice/_input.py, which returns None for a rejected example)
@@ -45,10 +47,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <variant>
@@ -57,6 +61,7 @@
 #include "bind_common.h"
 #include "sluice/core/dtype.h"
 #include "sluice/core/element.h"
+#include "sluice/core/logging.h"
 #include "sluice/core/shape.h"
 #include "sluice/core/status.h"
 #include "sluice/core/tensor.h"
@@ -153,10 +158,11 @@ class PyObjectRef {
 
 // ---- Producers -----------------------------------------------------------------
 
-// A producer and its output signature: one example's components (or, for an
-// enqueue_many producer, a batch of them with a leading dimension, which the
-// shapes do not include). The native stages (train/producer_ops.h) compute
-// their outputs' signatures from it.
+// A producer and its output signature: one example's components, or for a
+// producer of batches (reader_up_to_producer, for enqueue_many batchers)
+// a batch of them, whose shapes include the leading batch dimension (-1).
+// The native stages (train/producer_ops.h) compute their outputs'
+// signatures from it.
 using ProducerHandle = train::TypedProducer;
 
 std::vector<DType> ToDTypes(const std::vector<int>& ints) {
@@ -194,30 +200,129 @@ nb::list FromShapes(const std::vector<PartialShape>& shapes) {
   return out;
 }
 
-// The Status of the Python exception being handled. REQUIRES: the GIL is held.
-Status StatusOfPythonError(nb::python_error& error) {
-  nb::handle exc = error.value();
-  int code = static_cast<int>(Code::kUnknown);
-  std::string message;
-  nb::object errors = nb::module_::import_("sluice.errors");
-  const int is_op_error = PyObject_IsInstance(exc.ptr(), errors.attr("OpError").ptr());
-  if (is_op_error < 0) PyErr_Clear();
-  if (is_op_error == 1) {
-    code = nb::cast<int>(exc.attr("error_code"));
-    message = nb::cast<std::string>(nb::str(exc.attr("message")));
-  } else {
-    nb::handle type(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())));
-    message = nb::cast<std::string>(nb::str(type.attr("__name__"))) + ": " + nb::cast<std::string>(nb::str(exc));
+// str(obj) as UTF-8 (lone surrogates escaped), or nullopt when str() raises
+// or returns something else than a str; that error is cleared. Calls no
+// C++ code that throws. REQUIRES: the GIL is held.
+std::optional<std::string> SafeStr(PyObject* obj) {
+  PyObject* str = PyObject_Str(obj);
+  if (str == nullptr) {
+    PyErr_Clear();
+    return std::nullopt;
   }
-  if (code <= 0 || code > static_cast<int>(Code::kUnauthenticated)) code = static_cast<int>(Code::kUnknown);
-  Status s(static_cast<Code>(code), std::move(message));
-  if (nb::hasattr(exc, "_sluice_token")) {
-    s = s.WithPayload(kPythonExceptionPayload, nb::cast<std::string>(nb::str(exc.attr("_sluice_token"))));
+  PyObject* utf8 = PyUnicode_AsEncodedString(str, "utf-8", "backslashreplace");
+  Py_DECREF(str);
+  if (utf8 == nullptr) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  std::string out(PyBytes_AS_STRING(utf8), static_cast<size_t>(PyBytes_GET_SIZE(utf8)));
+  Py_DECREF(utf8);
+  return out;
+}
+
+// The unqualified name of `obj`'s type ("ValueError"), without calling Python.
+std::string TypeName(PyObject* obj) {
+  const char* name = Py_TYPE(obj)->tp_name;
+  const char* dot = std::strrchr(name, '.');
+  return dot != nullptr ? dot + 1 : name;
+}
+
+// Attribute `name` of `obj` as a new reference, or nullptr (error cleared).
+nb::object AttrOrNull(PyObject* obj, const char* name) {
+  PyObject* value = PyObject_GetAttrString(obj, name);
+  if (value == nullptr) PyErr_Clear();
+  return nb::steal(value);
+}
+
+// The token under which sluice._input keeps `exc` for the Coordinator: its
+// `_sluice_token` (set where sluice.train stashed it), else, if `stash`, a
+// fresh stash by sluice._input._stash_exception. Empty if neither works.
+std::string ExceptionToken(PyObject* exc, bool stash) {
+  if (nb::object token = AttrOrNull(exc, "_sluice_token"); token.is_valid() && PyUnicode_Check(token.ptr())) {
+    return SafeStr(token.ptr()).value_or("");
+  }
+  if (!stash) return "";
+  nb::object input = nb::steal(PyImport_ImportModule("sluice._input"));
+  if (!input.is_valid()) {
+    PyErr_Clear();
+    return "";
+  }
+  nb::object stash_fn = AttrOrNull(input.ptr(), "_stash_exception");
+  if (!stash_fn.is_valid()) return "";
+  nb::object token = nb::steal(PyObject_CallOneArg(stash_fn.ptr(), exc));
+  if (!token.is_valid()) {
+    PyErr_Clear();
+    return "";
+  }
+  return PyUnicode_Check(token.ptr()) ? SafeStr(token.ptr()).value_or("") : "";
+}
+
+// The exception object of `error`, which it consumes. Before Python 3.12 an
+// exception raised as a bare type (KeyboardInterrupt, from the signal
+// handler) has no object until normalised, and python_error::value() is
+// null. Null if normalising fails (that error cleared). REQUIRES: the GIL.
+nb::object ExceptionObject(nb::python_error& error) {
+#if PY_VERSION_HEX < 0x030C0000
+  error.restore();
+  PyObject* type = nullptr;
+  PyObject* value = nullptr;
+  PyObject* traceback = nullptr;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyErr_NormalizeException(&type, &value, &traceback);
+  if (value != nullptr && traceback != nullptr) PyException_SetTraceback(value, traceback);
+  Py_XDECREF(type);
+  Py_XDECREF(traceback);
+  if (PyErr_Occurred() != nullptr) PyErr_Clear();
+  return nb::steal(value);
+#else
+  return nb::borrow(error.value());
+#endif
+}
+
+// The Status of a Python exception raised by user code on a runner thread:
+// sluice.errors.OpError keeps its code and message, anything else is Unknown
+// "<Type>: <str>". Whatever the exception does (a __str__ that raises or
+// returns a non-string, a broken error_code), this returns a status and
+// leaves no Python error set: nothing may escape a runner thread.
+// REQUIRES: the GIL is held.
+Status StatusOfPythonError(nb::python_error& error) {
+  nb::object exception = ExceptionObject(error);
+  if (!exception.is_valid()) return Status(Code::kUnknown, "<an exception that could not be instantiated>");
+  PyObject* exc = exception.ptr();
+  const std::string type = TypeName(exc);
+  const std::string unprintable = "<unprintable " + type + " object>";
+  int code = static_cast<int>(Code::kUnknown);
+  std::optional<std::string> message;
+  int is_op_error = 0;
+  if (nb::object module = nb::steal(PyImport_ImportModule("sluice.errors")); module.is_valid()) {
+    if (nb::object op_error = AttrOrNull(module.ptr(), "OpError"); op_error.is_valid()) {
+      is_op_error = PyObject_IsInstance(exc, op_error.ptr());
+    }
+  }
+  if (PyErr_Occurred() != nullptr) PyErr_Clear();
+  if (is_op_error == 1) {
+    if (nb::object c = AttrOrNull(exc, "error_code"); c.is_valid() && PyLong_Check(c.ptr())) {
+      const long value = PyLong_AsLong(c.ptr());
+      if (value == -1 && PyErr_Occurred() != nullptr) PyErr_Clear();
+      if (value > 0 && value <= static_cast<long>(Code::kUnauthenticated)) code = static_cast<int>(value);
+    }
+    if (nb::object m = AttrOrNull(exc, "message"); m.is_valid()) message = SafeStr(m.ptr());
+  } else {
+    message = type + ": " + SafeStr(exc).value_or(unprintable);
+  }
+  Status s(static_cast<Code>(code), message.value_or(unprintable));
+  // The routine end of an input (OutOfRangeError, once per runner thread)
+  // is not stashed: it would push out of the bounded stash the error that
+  // coord.join() is to raise.
+  const bool stash = code != static_cast<int>(Code::kOutOfRange);
+  if (std::string token = ExceptionToken(exc, stash); !token.empty()) {
+    s = s.WithPayload(kPythonExceptionPayload, token);
   }
   return s;
 }
 
-// `fn()` with its exceptions as statuses. REQUIRES: the GIL is held.
+// `fn()` with its exceptions as statuses; no exception leaves it (but a
+// forced unwind, which must go on). REQUIRES: the GIL is held.
 template <class T, class F>
 Result<T> CallWithStatus(F& fn) {
   try {
@@ -226,8 +331,14 @@ Result<T> CallWithStatus(F& fn) {
     return StatusOfPythonError(e);
   } catch (const nb::builtin_exception& e) {  // conversion errors (TypeError, ValueError)
     return Status(Code::kInvalidArgument, e.what());
+#if defined(__GLIBCXX__)
+  } catch (abi::__forced_unwind&) {
+    throw;
+#endif
   } catch (const std::exception& e) {
     return Status(Code::kInternal, e.what());
+  } catch (...) {
+    return Status(Code::kInternal, "an unknown C++ exception in a Python callback");
   }
 }
 
@@ -260,6 +371,28 @@ Result<T> WithGil(F&& fn) {
 #endif
 }
 
+// ---- Logging ---------------------------------------------------------------------
+
+// The core log sink of the extension (sluice/core/logging.h): each message
+// goes to Python's logging, logger "sluice" (WARNING for a warning), so an
+// application filters or redirects it as any other. Called on any thread
+// (a runner thread reading a file, the main thread in a blocking call),
+// with or without the GIL; it takes the GIL as a Python producer does
+// (WithGil), and once the interpreter is exiting, or if logging fails,
+// the message goes to stderr instead.
+void LogToPython(LogSeverity severity, std::string_view message) {
+  const int level = severity == LogSeverity::kInfo ? 20 : severity == LogSeverity::kWarning ? 30 : 40;
+  Result<bool> logged = WithGil<bool>([&]() -> Result<bool> {
+    nb::object text = nb::steal(
+        PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()), "backslashreplace"));
+    if (!text.is_valid()) throw nb::python_error();
+    nb::object logger = nb::module_::import_("logging").attr("getLogger")("sluice");
+    logger.attr("log")(level, "%s", text);
+    return true;
+  });
+  if (!logged.ok()) LogToStderr(severity, message);
+}
+
 // `fn()` returns a list of components already converted by sluice.train
 // (numpy arrays of each dtype's storage type; bytes or object arrays for
 // strings), copied here into Tensors; or None when its keep_input rejected
@@ -277,18 +410,64 @@ ProducerHandle NewPythonProducer(nb::handle fn, const std::vector<int>& dtypes, 
   return ProducerHandle{std::move(producer), std::move(types), ToShapes(shapes), {}};
 }
 
-// One call of the producer, without the GIL (it may block, e.g. on a
-// filename queue; Ctrl-C is not seen until it returns): the next example, so
-// a filter's skipped steps are retried here.
-nb::list CallProducer(const ProducerHandle& h) {
-  Result<Element> e = [&] {
-    GilRelease release;
+// Raises the Python exception that `status` stands for (a callback's, kept
+// by sluice._input under the token of its payload), if it is still kept,
+// so that a direct call raises what the user's code raised. REQUIRES: the
+// GIL is held.
+void RaiseStashedException(const Status& status) {
+  const std::optional<std::string> token = status.GetPayload(kPythonExceptionPayload);
+  if (!token) return;
+  nb::object exc = nb::module_::import_("sluice._input").attr("_stashed_exception")(nb::str(token->c_str()));
+  if (exc.is_none()) return;
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+  throw nb::python_error();
+}
+
+// Between the skipped steps of a filter that keeps rejecting, the deadline
+// and the interrupt check of `wait` (at its interval), which no queue wait
+// runs while examples keep coming.
+class SkippedStepCheck {
+ public:
+  explicit SkippedStepCheck(const queue::WaitOptions& wait)
+      : wait_(wait), next_check_(queue::WaitOptions::Clock::now() + wait.interrupt_check_interval) {}
+
+  Status Check() {
+    const auto now = queue::WaitOptions::Clock::now();
+    if (wait_.deadline && now >= *wait_.deadline) {
+      return errors::DeadlineExceeded("Timed out waiting for notification");
+    }
+    if (wait_.interrupt_check && now >= next_check_) {
+      next_check_ = now + wait_.interrupt_check_interval;
+      return wait_.interrupt_check();
+    }
+    return Status();
+  }
+
+ private:
+  const queue::WaitOptions& wait_;
+  queue::WaitOptions::Clock::time_point next_check_;
+};
+
+// One call of the producer from Python, without the GIL: the next example (a
+// filter's skipped steps are retried here). Its queue waits use the call's
+// WaitOptions (train::ScopedProducerWait), so Ctrl-C (on the main thread)
+// and `timeout` end a call blocked on an empty input, as a queue dequeue.
+nb::list CallProducer(const ProducerHandle& h, std::optional<double> timeout) {
+  BlockingCall call(timeout);
+  const queue::WaitOptions wait = call.wait<queue::WaitOptions>();
+  Result<Element> e = call.Run([&]() -> Result<Element> {
+    train::ScopedProducerWait scope(wait);
+    SkippedStepCheck check(wait);
     while (true) {
       Result<Element> r = h.producer();
       if (!train::IsSkippedStep(r.status())) return r;
+      if (Status s = check.Check(); !s.ok()) return s;
     }
-  }();
-  ThrowIfError(e.status());  // not ValueOrThrow(std::move(e)): gcc 12 -Wmaybe-uninitialized false positive
+  });
+  if (!e.ok()) {
+    RaiseStashedException(e.status());
+    ThrowStatus(e.status());  // not ValueOrThrow(std::move(e)): gcc 12 -Wmaybe-uninitialized false positive
+  }
   return ElementToPython(*e);
 }
 
@@ -301,9 +480,11 @@ ProducerHandle NewReaderProducer(nb::handle reader, const QueueHandle& filename_
 
 ProducerHandle NewReaderUpToProducer(nb::handle reader, const QueueHandle& filename_queue, int64_t num_records) {
   if (num_records < 1) throw nb::value_error("num_records must be >= 1");
+  // Batches of 1..num_records records: the leading (batch) dimension is
+  // declared, as an enqueue_many batcher expects of its producer.
   return ProducerHandle{train::ReaderUpToProducer(ReaderOf(reader), filename_queue.queue, num_records),
                         {DType::kString, DType::kString},
-                        {PartialShape(TensorShape({})), PartialShape(TensorShape({}))},
+                        {PartialShape({-1}), PartialShape({-1})},
                         {"key", "value"}};
 }
 
@@ -559,7 +740,10 @@ ProducerHandle NewSliceInputProducer(const nb::list& values, const std::vector<i
   return out;
 }
 
-nb::list MatchFilenamesOnce(const std::vector<std::string>& patterns) {
+// `pattern_args`: str, bytes or os.PathLike each (PathArg).
+nb::list MatchFilenamesOnce(const nb::list& pattern_args) {
+  std::vector<std::string> patterns;
+  for (nb::handle p : pattern_args) patterns.push_back(PathArg(p));
   Result<std::vector<std::string>> files = [&] {
     GilRelease release;
     return train::MatchFilenamesOnce(patterns);
@@ -756,7 +940,8 @@ nb::list MonitorSeries(const MonitorHandle& h) {
 void BindPipeline(nb::module_& m) {
   nb::class_<ProducerHandle>(m, "Producer",
                              "A train::Producer and its output signature (see sluice.train.NativeProducer).")
-      .def("__call__", &CallProducer, "One call, without the GIL: a list of components.")
+      .def("__call__", &CallProducer, nb::arg("timeout") = nb::none(),
+           "One call, without the GIL: a list of components. Ctrl-C and `timeout` end a blocked call.")
       .def_prop_ro("dtypes", [](const ProducerHandle& h) { return FromDTypes(h.dtypes); })
       .def_prop_ro("shapes", [](const ProducerHandle& h) { return FromShapes(h.shapes); })
       .def_prop_ro("names", [](const ProducerHandle& h) { return h.names; });
@@ -807,6 +992,9 @@ void BindPipeline(nb::module_& m) {
         nb::arg("batch_size"), nb::arg("num_threads"), nb::arg("capacity"), nb::arg("enqueue_many"),
         nb::arg("dtypes"), nb::arg("shapes"), nb::arg("dynamic_pad"), nb::arg("allow_smaller_final_batch"),
         nb::arg("shared_name"), nb::arg("name"), nb::arg("min_after_dequeue"), nb::arg("seed").none());
+
+  // From now on the library's warnings go to Python's logging.
+  SetLogSink(&LogToPython);
 
   m.def("_shutdown_python_producers", &ShutdownPythonProducers,
         "atexit hook (sluice/_input.py): Python producers stop taking the GIL.");

@@ -1,8 +1,9 @@
 #include "io/io_errors.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
+
+#include "sluice/core/logging.h"
 
 namespace sluice::io {
 namespace {
@@ -61,8 +62,6 @@ Status WithLocation(const Status& s, const std::string& path, int64_t record, ui
   return out;
 }
 
-void LogWarning(std::string_view message) {
-  std::fprintf(stderr, "sluice: warning: %.*s\n", static_cast<int>(message.size()), message.data());
-}
+void LogWarning(std::string_view message) { ::sluice::LogWarning(message); }
 
 }  // namespace sluice::io

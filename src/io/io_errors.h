@@ -25,7 +25,8 @@ Status WithFile(const Status& s, const std::string& path);
 // `s` with "file", "record" (when >= 0) and "offset" payloads.
 Status WithLocation(const Status& s, const std::string& path, int64_t record, uint64_t offset);
 
-// Writes a warning line to stderr ("sluice: warning: ...").
+// Logs a warning through the core log seam (sluice/core/logging.h: stderr by
+// default, Python's logging in the extension).
 void LogWarning(std::string_view message);
 
 }  // namespace sluice::io

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "io/io_test_util.h"
+#include "sluice/core/logging.h"
 #include "sluice/io/fault_injection_file_system.h"
 #include "sluice/io/record_format.h"
 #include "sluice/io/record_reader.h"
@@ -298,6 +299,23 @@ TEST_F(RecordCorruptionTest, PartialHeaderAtTheEndIsACleanEnd) {
     EXPECT_EQ(ReadAllRecords(reader.get(), &end), std::vector<std::string>{"foo"}) << "cut " << cut;
     EXPECT_TRUE(HasError(end, Code::kOutOfRange)) << "cut " << cut;
   }
+}
+
+TEST_F(RecordCorruptionTest, PartialHeaderWarningGoesToTheLogSinkOncePerReader) {
+  std::vector<std::string> warnings;
+  SetLogSink([&warnings](LogSeverity severity, std::string_view message) {
+    if (severity == LogSeverity::kWarning) warnings.emplace_back(message);
+  });
+  WriteFileOrDie(path_, EncodeRecord("foo") + "12345");
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto reader, RecordReader::Open(path_));
+  Status end;
+  EXPECT_EQ(ReadAllRecords(reader.get(), &end), std::vector<std::string>{"foo"});
+  std::string_view again;
+  EXPECT_TRUE(HasError(reader->ReadNext(&again), Code::kOutOfRange));
+  SetLogSink(nullptr);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find(path_), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("5 bytes after the last record at offset 19"), std::string::npos) << warnings[0];
 }
 
 TEST_F(RecordCorruptionTest, HugeLengthWithValidChecksumIsTruncatedWithoutAllocatingIt) {

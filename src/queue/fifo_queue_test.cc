@@ -842,6 +842,34 @@ TEST(FIFOQueueTest, TimedOutEnqueueManyKeepsAdmittedPrefix) {
   EXPECT_TRUE(StatusIs(q->Dequeue(WaitOptions::Timeout(1ms)), Code::kDeadlineExceeded));
 }
 
+TEST(FIFOQueueTest, TimedOutEnqueueManySaysHowManyRowsItAdmitted) {
+  ASSERT_OK_AND_ASSIGN(auto q, NewFloatQueue(4));
+  Status s = q->EnqueueMany(Element{Vec<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10})}, WaitOptions::Timeout(20ms));
+  EXPECT_TRUE(StatusIs(s, Code::kDeadlineExceeded, "Timed out waiting for notification (enqueue_many enqueued 4 of 10 rows)"));
+  EXPECT_EQ(s.GetPayload(kRowsEnqueuedPayload), "4");
+  EXPECT_EQ(q->size(), 4);
+}
+
+TEST(FIFOQueueTest, CancelledEnqueueManySaysHowManyRowsItAdmitted) {
+  ASSERT_OK_AND_ASSIGN(auto q, NewFloatQueue(2));
+  BlockedProbe probe;
+  auto enqueue = Async([&] { return q->EnqueueMany(Element{Vec<float>({1, 2, 3})}, probe.Options()); });
+  ASSERT_TRUE(probe.WaitBlocked());
+  ASSERT_OK(q->Close(true, Safe()));
+  ASSERT_TRUE(Finishes(enqueue));
+  Status s = enqueue.get();
+  EXPECT_TRUE(StatusIs(s, Code::kCancelled, "(enqueue_many enqueued 2 of 3 rows)"));
+  EXPECT_EQ(s.GetPayload(kRowsEnqueuedPayload), "2");
+}
+
+TEST(FIFOQueueTest, EnqueueManyOnAClosedQueueAdmitsNoRow) {
+  ASSERT_OK_AND_ASSIGN(auto q, NewFloatQueue(2));
+  ASSERT_OK(q->Close());
+  Status s = q->EnqueueMany(Element{Vec<float>({1, 2})}, Safe());
+  EXPECT_TRUE(StatusIs(s, Code::kCancelled, "FIFOQueue 'q' is closed."));
+  EXPECT_EQ(s.GetPayload(kRowsEnqueuedPayload), "0");
+}
+
 TEST(FIFOQueueTest, CancellationManagerCancelsBlockedOperations) {
   ASSERT_OK_AND_ASSIGN(auto empty, NewFloatQueue(5, /*scalar_shape=*/true));
   ASSERT_OK_AND_ASSIGN(auto full, NewFloatQueue(5));

@@ -347,6 +347,14 @@ Status QueueBase::EnqueueImpl(Element&& element, bool many, const WaitOptions& w
   a.batch = rows;
   a.input = std::move(element);
   Run(&a, wait);
+  if (many && !a.status.ok()) {
+    // The rows admitted before the error stay queued: say how many, so a
+    // retry does not duplicate them.
+    Status s(a.status.code(), StrCat(a.status.message(), " (enqueue_many enqueued ", a.next_row, " of ", rows,
+                                     " rows)"));
+    for (const auto& [key, value] : a.status.payloads()) s = s.WithPayload(key, value);
+    return s.WithPayload(kRowsEnqueuedPayload, std::to_string(a.next_row));
+  }
   return std::move(a.status);
 }
 

@@ -176,7 +176,7 @@ Result<Producer> SliceInputProducer(std::vector<Tensor> tensor_list, ProducerOpt
   SLUICE_ASSIGN_OR_RETURN(ProducerQueue range,
                           RangeInputProducer(static_cast<int32_t>(rows), std::move(options)));
   return Producer([q = std::move(range.queue), tensors = std::move(tensor_list)]() -> Result<Element> {
-    SLUICE_ASSIGN_OR_RETURN(Element index, q->Dequeue());
+    SLUICE_ASSIGN_OR_RETURN(Element index, q->Dequeue(CurrentProducerWait()));
     const int64_t i = index[0].scalar<int32_t>();
     Element slices;
     for (const Tensor& t : tensors) {

@@ -108,12 +108,13 @@ Result<TypedProducer> MapParseExample(TypedProducer input, ops::ExampleParser pa
   const size_t num_components = out.size();
   out.producer = [in = std::move(input.producer), parser = std::move(parser), value_index,
                   num_components]() -> Result<Element> {
+    RecordOriginScope origin;
     Result<Element> e = in();
     if (!e.ok()) return e.status();
     Result<std::string_view> record = StringScalarOf(*e, value_index, "map_parse_example");
     if (!record.ok()) return record.status();
     Result<ops::ParsedFeatures> parsed = parser.ParseSingle(*record);
-    if (!parsed.ok()) return parsed.status();
+    if (!parsed.ok()) return origin.Annotate(parsed.status());
     return FlattenFeatures(std::move(*parsed), num_components);
   };
   return out;
@@ -131,12 +132,13 @@ Result<TypedProducer> MapDecodeJpeg(TypedProducer input, size_t component, image
   out.dtypes[component] = DType::kUInt8;
   out.shapes[component] = PartialShape({-1, -1, options.channels == 0 ? -1 : options.channels});
   out.producer = [in = std::move(input.producer), component, options = std::move(options)]() -> Result<Element> {
+    RecordOriginScope origin;
     Result<Element> e = in();
     if (!e.ok()) return e.status();
     Result<std::string_view> contents = StringScalarOf(*e, component, "map_decode_jpeg");
     if (!contents.ok()) return contents.status();
     Result<Tensor> decoded = image::DecodeJpeg(*contents, options);
-    if (!decoded.ok()) return decoded.status();
+    if (!decoded.ok()) return origin.Annotate(decoded.status());
     (*e)[component] = std::move(*decoded);
     return e;
   };
@@ -154,12 +156,15 @@ Result<TypedProducer> MapRandomResizedCrop(TypedProducer input, size_t component
   auto seeds = std::make_shared<SeedStream>(seed);
   out.producer = [in = std::move(input.producer), component, options = std::move(options), shape = *shape,
                   seeds]() -> Result<Element> {
+    RecordOriginScope origin;
     Result<Element> e = in();
     if (!e.ok()) return e.status();
     Result<std::string_view> contents = StringScalarOf(*e, component, "map_random_resized_crop");
     if (!contents.ok()) return contents.status();
     Tensor crop(DType::kFloat32, shape);
-    if (Status s = image::DecodeRandomResizedCropInto(*contents, options, seeds->Next(), crop); !s.ok()) return s;
+    if (Status s = image::DecodeRandomResizedCropInto(*contents, options, seeds->Next(), crop); !s.ok()) {
+      return origin.Annotate(s);
+    }
     (*e)[component] = std::move(crop);
     return e;
   };

@@ -18,6 +18,8 @@
 #include "sluice/core/element.h"
 #include "sluice/core/tensor.h"
 #include "sluice/image/codec.h"
+#include "sluice/io/readers.h"
+#include "sluice/io/record_writer.h"
 #include "sluice/ops/example_builder.h"
 #include "sluice/ops/feature_spec.h"
 
@@ -289,6 +291,78 @@ TEST(MapSelectTest, BuildErrors) {
 }
 
 // ---- A chain under a batcher's threads ---------------------------------------------------
+
+// ---- Record context of stage errors ------------------------------------------------
+
+// A TFRecord file of `records` in `dir`, and a reader producer over it.
+TypedProducer TFRecordFileProducer(const testing::TempDir& dir, const std::vector<std::string>& records,
+                                   std::string* path) {
+  *path = dir.File("images.tfrecord");
+  Result<std::unique_ptr<io::RecordWriter>> writer = io::RecordWriter::Open(*path);
+  EXPECT_TRUE(writer.ok()) << writer.status();
+  for (const std::string& r : records) EXPECT_TRUE((*writer)->Write(r).ok());
+  EXPECT_TRUE((*writer)->Close().ok());
+  queue::QueueOptions o;
+  o.dtypes = {DType::kString};
+  o.shapes = {Scalar()};
+  std::shared_ptr<queue::Queue> files = *queue::NewFIFOQueue(std::move(o));
+  EXPECT_TRUE(files->Enqueue(Element{Tensor::String(*path)}).ok());
+  EXPECT_TRUE(files->Close().ok());
+  std::shared_ptr<io::ReaderBase> reader = *io::NewTFRecordReader();
+  return TypedProducer{ReaderProducer(reader, files), {DType::kString, DType::kString}, {Scalar(), Scalar()},
+                       {"key", "value"}};
+}
+
+TEST(MapDecodeJpegTest, DecodeErrorNamesTheFileAndRecordOfAReaderUpstream) {
+  testing::TempDir dir;
+  std::string path;
+  // Record 1 (at offset 16 + 6 = 22) is not an image.
+  Result<TypedProducer> p = MapDecodeJpeg(TFRecordFileProducer(dir, {TestJpeg(4, 4), "junk"}, &path), 1);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_TRUE(p->producer().ok());
+  Status s = p->producer().status();
+  const std::string key = path + ":" + std::to_string(16 + TestJpeg(4, 4).size());
+  EXPECT_TRUE(StatusIs(s, Code::kInvalidArgument, " (record " + key + " of TFRecordReader 'TFRecordReader')"));
+  EXPECT_EQ(s.GetPayload("file"), path);
+  EXPECT_EQ(s.GetPayload("key"), key);
+  // Without a reader upstream the error is the decoder's own.
+  Result<TypedProducer> plain = MapDecodeJpeg(RepeatProducer("junk"), 0);
+  ASSERT_TRUE(plain.ok());
+  Status bare = plain->producer().status();
+  EXPECT_TRUE(StatusIs(bare, Code::kInvalidArgument));
+  EXPECT_EQ(bare.message().find("(record"), std::string::npos) << bare;
+  EXPECT_FALSE(bare.GetPayload("file").has_value());
+}
+
+TEST(MapRandomResizedCropTest, DecodeErrorAfterParseNamesTheRecordOfTheReader) {
+  testing::TempDir dir;
+  std::string path;
+  const std::string record = ops::ExampleBuilder().AddBytes("image", {"junk"}).AddInt64s("label", {1}).Serialize();
+  ops::FeatureSpec spec;
+  spec["image"] = ops::FixedLenFeature(TensorShape({}), DType::kString);
+  spec["label"] = ops::FixedLenFeature(TensorShape({}), DType::kInt64);
+  Result<ops::ExampleParser> parser = ops::ExampleParser::Create(spec);
+  ASSERT_TRUE(parser.ok());
+  Result<TypedProducer> parsed = MapParseExample(TFRecordFileProducer(dir, {record}, &path), *parser, 1);
+  ASSERT_TRUE(parsed.ok());
+  Result<TypedProducer> crops = MapRandomResizedCrop(*parsed, 0, SmallCrop(), 3);
+  ASSERT_TRUE(crops.ok()) << crops.status();
+  Status s = crops->producer().status();
+  EXPECT_TRUE(StatusIs(s, Code::kInvalidArgument, "(record " + path + ":0 of TFRecordReader"));
+  EXPECT_EQ(s.GetPayload("file"), path);
+}
+
+TEST(MapParseExampleTest, ParseErrorNamesTheFileAndRecordOfAReaderUpstream) {
+  testing::TempDir dir;
+  std::string path;
+  Result<ops::ExampleParser> parser = ops::ExampleParser::Create(ImageSpec());
+  ASSERT_TRUE(parser.ok());
+  Result<TypedProducer> p = MapParseExample(TFRecordFileProducer(dir, {"\x0a\xff garbage"}, &path), *parser, 1);
+  ASSERT_TRUE(p.ok());
+  Status s = p->producer().status();
+  EXPECT_TRUE(StatusIs(s, Code::kInvalidArgument, "(record " + path + ":0 of TFRecordReader"));
+  EXPECT_EQ(s.GetPayload("key"), path + ":0");
+}
 
 TEST(ProducerOpsTest, ParseThenCropChainIsThreadSafe) {
   std::vector<std::string> records;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -142,6 +143,85 @@ TEST(DequeueProducerTest, DequeuesUntilClosedAndDrained) {
   Producer p = DequeueProducer(q);
   EXPECT_EQ(Int64Of(*p()), 5);
   EXPECT_TRUE(StatusIs(p().status(), Code::kOutOfRange));
+}
+
+TEST(DequeueProducerTest, WaitsWithTheScopedProducerWaitOfTheCallingThread) {
+  auto q = testing::NewInt64Queue(4);
+  Producer p = DequeueProducer(q);
+  {
+    const queue::WaitOptions wait = queue::WaitOptions::Timeout(std::chrono::milliseconds(10));
+    ScopedProducerWait scope(wait);
+    EXPECT_TRUE(StatusIs(p().status(), Code::kDeadlineExceeded, "Timed out waiting for notification"));
+  }
+  EXPECT_FALSE(CurrentProducerWait().deadline.has_value());
+  ASSERT_TRUE(q->Enqueue(Int64Element(3)).ok());
+  EXPECT_EQ(Int64Of(*p()), 3);
+}
+
+TEST(ScopedProducerWaitTest, NestsAndRestoresTheOuterOptions) {
+  const queue::WaitOptions outer = queue::WaitOptions::Timeout(std::chrono::seconds(100));
+  const queue::WaitOptions inner = queue::WaitOptions::Timeout(std::chrono::seconds(1));
+  ScopedProducerWait a(outer);
+  {
+    ScopedProducerWait b(inner);
+    EXPECT_EQ(&CurrentProducerWait(), &inner);
+    std::thread other([] { EXPECT_FALSE(CurrentProducerWait().deadline.has_value()); });  // per thread
+    other.join();
+  }
+  EXPECT_EQ(&CurrentProducerWait(), &outer);
+}
+
+TEST(ReaderProducerTest, FilenameQueueWaitAnswersTheInterruptCheck) {
+  queue::QueueOptions o;
+  o.capacity = 2;
+  o.dtypes = {DType::kString};
+  o.shapes = {PartialShape(TensorShape{})};
+  std::shared_ptr<queue::Queue> q = *queue::NewFIFOQueue(std::move(o));  // open and empty
+  std::shared_ptr<io::ReaderBase> reader = *io::NewIdentityReader();
+  for (Producer p : {ReaderProducer(reader, q), ReaderUpToProducer(reader, q, 3)}) {
+    std::atomic<int> checks{0};
+    queue::WaitOptions wait;
+    wait.interrupt_check = [&checks]() -> Status {
+      return ++checks < 3 ? Status() : errors::Cancelled("interrupted");
+    };
+    wait.interrupt_check_interval = std::chrono::milliseconds(1);
+    ScopedProducerWait scope(wait);
+    EXPECT_TRUE(StatusIs(p().status(), Code::kCancelled, "interrupted"));
+    EXPECT_EQ(checks.load(), 3);
+  }
+}
+
+TEST(RecordOriginScopeTest, ReaderProducerNotesTheKeyOfItsRecord) {
+  auto q = StringQueue({"/data/a.jpg"});
+  std::shared_ptr<io::ReaderBase> reader = *io::NewIdentityReader();
+  Producer p = ReaderProducer(reader, q);
+  RecordOriginScope scope;
+  EXPECT_EQ(scope.Annotate(errors::InvalidArgument("bad")), errors::InvalidArgument("bad"));  // nothing noted
+  ASSERT_TRUE(p().ok());
+  Status s = scope.Annotate(errors::InvalidArgument("bad").WithPayload("keep", "me"));
+  EXPECT_TRUE(StatusIs(s, Code::kInvalidArgument, "bad (record /data/a.jpg of IdentityReader 'IdentityReader')"));
+  EXPECT_EQ(s.GetPayload("file"), "/data/a.jpg");
+  EXPECT_EQ(s.GetPayload("key"), "/data/a.jpg");
+  EXPECT_EQ(s.GetPayload("keep"), "me");
+  EXPECT_TRUE(scope.Annotate(Status()).ok());
+}
+
+TEST(RecordOriginScopeTest, InnerScopeHandsItsRecordToTheOuterOneOnlyIfItHasNone) {
+  std::shared_ptr<io::ReaderBase> reader = *io::NewIdentityReader();
+  Producer first = ReaderProducer(reader, StringQueue({"first"}));
+  Producer second = ReaderProducer(reader, StringQueue({"second"}));
+  RecordOriginScope outer;
+  {
+    RecordOriginScope inner;
+    ASSERT_TRUE(first().ok());
+  }
+  EXPECT_EQ(outer.Annotate(errors::Internal("x")).GetPayload("key"), "first");
+  {
+    RecordOriginScope inner;
+    ASSERT_TRUE(second().ok());
+    EXPECT_EQ(inner.Annotate(errors::Internal("x")).GetPayload("key"), "second");
+  }
+  EXPECT_EQ(outer.Annotate(errors::Internal("x")).GetPayload("key"), "first");
 }
 
 }  // namespace

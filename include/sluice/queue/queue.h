@@ -100,6 +100,12 @@ struct QueueStats {
   }
 };
 
+// The payload of a failed EnqueueMany (Cancelled, DeadlineExceeded, a closed
+// queue) that waited for room: how many leading rows of the batch the queue
+// admitted before the error, in decimal. A caller that retries sends only
+// the rows after them.
+inline constexpr char kRowsEnqueuedPayload[] = "sluice.queue.rows_enqueued";
+
 class Queue {
  public:
   static constexpr int32_t kUnbounded = std::numeric_limits<int32_t>::max();
@@ -120,7 +126,10 @@ class Queue {
   // Adds the slices along dimension 0 of every component, in order. Every
   // component must have rank >= 1 and the same dim 0. A batch of 0 returns at
   // once, even on a closed queue. On Cancelled/DeadlineExceeded part-way, the
-  // slices already admitted stay in the queue. Errors as Enqueue.
+  // slices already admitted stay in the queue, and the error says how many:
+  // " (enqueue_many enqueued N of M rows)" ends its message and
+  // kRowsEnqueuedPayload holds N (absent for an error found before any wait:
+  // a malformed batch, or a cancellation already started). Errors as Enqueue.
   virtual Status EnqueueMany(Element batch, const WaitOptions& wait = {}) = 0;
 
   // Removes one element. Blocks while the queue is empty (RandomShuffleQueue:

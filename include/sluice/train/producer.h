@@ -14,6 +14,13 @@
 // when they are built: nothing runs before StartQueueRunners. The ones made
 // here are thread-safe (several runner threads may call one producer at
 // once) and own what they use.
+//
+// A producer takes no arguments, so a caller that must bound its waits (the
+// Python binding answering Ctrl-C and timeout=) sets them for the calling
+// thread with a ScopedProducerWait: the blocking producers here and in
+// input_producers.h pass those WaitOptions to every queue wait they make on
+// that thread. Runner threads set none, and their producers wake when a
+// Coordinator stop closes the queues they wait on.
 #ifndef SLUICE_TRAIN_PRODUCER_H_
 #define SLUICE_TRAIN_PRODUCER_H_
 
@@ -26,6 +33,7 @@
 
 #include "sluice/core/element.h"
 #include "sluice/core/status.h"
+#include "sluice/core/tensor.h"
 #include "sluice/io/file_system.h"
 #include "sluice/io/reader_base.h"
 #include "sluice/queue/queue.h"
@@ -48,6 +56,64 @@ inline Status SkippedStep() {
       .WithPayload(kSkippedStepPayload, "");
 }
 inline bool IsSkippedStep(const Status& s) { return !s.ok() && s.GetPayload(kSkippedStepPayload).has_value(); }
+
+// ---- Per-thread call context ---------------------------------------------------
+
+// The WaitOptions of the blocking producers called on this thread while it
+// lives (the innermost one when nested): their deadline, cancellation and
+// interrupt check bound every queue wait those producers make, so one
+// deadline covers a whole producer call. REQUIRES: `wait` outlives the
+// scope, which is destroyed on the thread that made it, in LIFO order.
+class ScopedProducerWait {
+ public:
+  explicit ScopedProducerWait(const queue::WaitOptions& wait);
+  ~ScopedProducerWait();
+  ScopedProducerWait(const ScopedProducerWait&) = delete;
+  ScopedProducerWait& operator=(const ScopedProducerWait&) = delete;
+
+ private:
+  const queue::WaitOptions* previous_;
+};
+
+// The options of the innermost ScopedProducerWait of this thread, or default
+// ones (no deadline, no cancellation: wait until woken).
+const queue::WaitOptions& CurrentProducerWait();
+
+// Where the record of one producer call came from, for the errors of the
+// stages that decode its bytes (producer_ops.h): a stage opens a
+// RecordOriginScope around the call of its input; a ReaderProducer called
+// inside it (on this thread) notes the key of the record it returns; a
+// failure of the stage on that record is then Annotate()d with it.
+// Scopes nest: the innermost one receives the note, and hands it to the
+// enclosing one when it closes, unless that one already has one (so a
+// stage over a stage over a reader knows the record too). Scopes must be
+// destroyed on the thread that made them, in LIFO order. Not thread-safe (one per
+// call); costs a thread-local swap, and a reference count per record read.
+class RecordOriginScope {
+ public:
+  RecordOriginScope();
+  ~RecordOriginScope();
+  RecordOriginScope(const RecordOriginScope&) = delete;
+  RecordOriginScope& operator=(const RecordOriginScope&) = delete;
+
+  // Called by ReaderProducer: the record it returns has `key` (a string
+  // scalar: TF's "<file>:<offset or line>", or the file name itself for
+  // WholeFileReader/IdentityReader, `key_is_file`), read by `reader` (its
+  // DisplayName). No-op when no scope is open on this thread.
+  static void Note(const Tensor& key, bool key_is_file, const io::ReaderBase& reader);
+
+  // `s` with the record noted in this scope: " (record <key> of <reader>)"
+  // appended to the message and the payloads "file" (the file name) and
+  // "key" (unless `s` already has them). `s` unchanged when it is OK or
+  // nothing was noted.
+  Status Annotate(const Status& s) const;
+
+ private:
+  RecordOriginScope* previous_;
+  Tensor key_;  // invalid until noted
+  bool key_is_file_ = false;
+  const io::ReaderBase* reader_ = nullptr;
+};
 
 // tf.train.limit_epochs: a producer that yields `value` exactly `num_epochs`
 // times, then fails with OutOfRange "Reached limit of <num_epochs>" (TF's
@@ -82,8 +148,10 @@ Result<std::vector<std::string>> MatchFilenamesOnce(const std::vector<std::strin
 // corrupt record, ...). The value is moved into its tensor, not copied.
 // Calls on one reader serialise (its lock is held for the whole read); give
 // each reading thread its own reader, e.g. one producer per thread with
-// BatchJoin, to read in parallel. REQUIRES: reader and filename_queue are
-// non-null.
+// BatchJoin, to read in parallel. The filename-queue waits use
+// CurrentProducerWait() (DeadlineExceeded, Cancelled). Each record's key is
+// noted for the RecordOriginScope open on this thread, if any. REQUIRES:
+// reader and filename_queue are non-null.
 Producer ReaderProducer(std::shared_ptr<io::ReaderBase> reader,
                         std::shared_ptr<queue::Queue> filename_queue);
 
@@ -95,7 +163,7 @@ Producer ReaderUpToProducer(std::shared_ptr<io::ReaderBase> reader,
 
 // A producer that dequeues one element from `queue` per call (TF's
 // queue.dequeue() used as a batcher input). OutOfRange once the queue is
-// closed and drained.
+// closed and drained; DeadlineExceeded/Cancelled from CurrentProducerWait().
 Producer DequeueProducer(std::shared_ptr<queue::Queue> queue);
 
 }  // namespace sluice::train

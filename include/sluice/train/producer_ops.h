@@ -20,7 +20,10 @@
 // the input's errors (OutOfRange at the end of the input included) pass
 // through unchanged. A stage's own errors (a corrupt record or image) are
 // InvalidArgument, which stops the pipeline through the batcher's
-// Coordinator, as a failing op in TF's graph does.
+// Coordinator, as a failing op in TF's graph does. When the record came from
+// a ReaderProducer upstream, such an error names it (RecordOriginScope in
+// producer.h): " (record <key> of <reader>)" ends the message, and the
+// payloads "file" and "key" hold the file and the reader's key.
 //
 // Thread-safety: the stages keep no state but a seed counter (an atomic), so a
 // stage is as thread-safe as its input: the input producers of producer.h and
@@ -48,9 +51,10 @@
 namespace sluice::train {
 
 // A producer and its output signature: dtypes[i] and shapes[i] describe
-// component i of every element it returns (for an enqueue_many producer,
-// without the leading batch dimension). names is empty or has one entry per
-// component. A plain value; copies share the producer.
+// component i of every element it returns (for a producer of batches, for
+// enqueue_many batchers, with the leading batch dimension, -1). names is
+// empty or has one entry per component. A plain value; copies share the
+// producer.
 struct TypedProducer {
   Producer producer;
   std::vector<DType> dtypes;
