@@ -45,9 +45,9 @@ Status StackBatch(std::vector<Element>& batch, Element* out) {
   for (size_t c = 0; c < arity; ++c) {
     for (size_t i = 0; i < batch.size(); ++i) {
       if (batch[i].size() != arity) return InvalidArgument("elements of a batch have different numbers of components");
-      if (batch[i][c].shape() != batch[0][c].shape()) {
+      if (i > 0 && batch[i][c].shape() != parts[0].shape()) {
         return InvalidArgument("Cannot batch tensors with different shapes in component " + std::to_string(c) +
-                               ". First element had shape " + batch[0][c].shape().DebugString() + " and element " +
+                               ". First element had shape " + parts[0].shape().DebugString() + " and element " +
                                std::to_string(i) + " had shape " + batch[i][c].shape().DebugString() + ".");
       }
       parts[i] = std::move(batch[i][c]);

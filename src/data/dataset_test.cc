@@ -90,6 +90,14 @@ TEST(BatchTest, KeepsOrDropsTheRemainder) {
   EXPECT_EQ(kept->element_spec().shapes[0], PartialShape({-1}));
 }
 
+TEST(BatchTest, StacksNonScalarComponents) {
+  DatasetPtr ds = Must(Batch(Must(FromTensorSlices(Element{Tensor::FromVector<int64_t>({1, 2, 3, 4, 5, 6})})), 1));
+  std::vector<Element> got = Elements(Must(Batch(ds, 2)));
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0][0].shape(), (TensorShape{2, 1}));
+  EXPECT_EQ(got[2][0].flat<int64_t>()[1], 6);
+}
+
 TEST(BatchTest, DifferentShapesAreInvalidArgument) {
   DatasetPtr ragged = Must(Map(
       RangeOf(2),
@@ -272,12 +280,23 @@ TEST(TextLineDatasetTest, ReadsLines) {
   EXPECT_EQ(Strings(Must(TextLineDataset({a}))), (std::vector<std::string>{"one", "two", "three"}));
 }
 
-TEST(FixedLengthRecordDatasetTest, SkipsHeaderAndFooterAndDropsAPartialRecord) {
+TEST(FixedLengthRecordDatasetTest, SkipsHeaderAndFooter) {
+  const std::string a = TempPath("a");
+  std::ofstream(a) << "HHabcdefFF";
+  FixedLengthOptions fixed{.record_bytes = 3, .header_bytes = 2, .footer_bytes = 2};
+  EXPECT_EQ(Strings(Must(FixedLengthRecordDataset({a}, fixed))), (std::vector<std::string>{"abc", "def"}));
+}
+
+TEST(FixedLengthRecordDatasetTest, BodyOfPartialRecordsIsInvalidArgument) {
   const std::string a = TempPath("a");
   std::ofstream(a) << "HHabcdefgFF";
-  DatasetPtr ds = Must(FixedLengthRecordDataset({a}, FixedLengthOptions{.record_bytes = 3, .header_bytes = 2,
-                                                                         .footer_bytes = 2}));
-  EXPECT_EQ(Strings(ds), (std::vector<std::string>{"abc", "def"}));
+  FixedLengthOptions fixed{.record_bytes = 3, .header_bytes = 2, .footer_bytes = 2};
+  auto it = Must(FixedLengthRecordDataset({a}, fixed))->MakeIterator();
+  Element e;
+  bool end = false;
+  Status s = it->GetNext(&e, &end);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("not an exact multiple of the record length (3 bytes)"), std::string::npos);
 }
 
 TEST(ParseExampleMapTest, ParsesRecordsIntoFeatures) {

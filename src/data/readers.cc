@@ -86,6 +86,20 @@ class FixedLengthFileReader : public FileReader {
   int64_t index_ = 0;
 };
 
+// TF refuses an uncompressed file whose body is not whole records.
+Status CheckFixedLengthBody(const std::string& path, const FixedLengthOptions& fixed) {
+  SLUICE_ASSIGN_OR_RETURN(uint64_t size, io::DefaultFileSystem()->GetFileSize(path));
+  const int64_t body = static_cast<int64_t>(size) - fixed.header_bytes - fixed.footer_bytes;
+  if (body > 0 && body % fixed.record_bytes != 0) {
+    return InvalidArgument("Excluding the header (" + std::to_string(fixed.header_bytes) + " bytes) and footer (" +
+                           std::to_string(fixed.footer_bytes) + " bytes), input file \"" + path +
+                           "\" has body length " + std::to_string(body) +
+                           " bytes, which is not an exact multiple of the record length (" +
+                           std::to_string(fixed.record_bytes) + " bytes).");
+  }
+  return Status();
+}
+
 Result<std::unique_ptr<FileReader>> OpenFile(const std::string& path, const FileOptions& o) {
   switch (o.format) {
     case Format::kTFRecord: {
@@ -103,6 +117,7 @@ Result<std::unique_ptr<FileReader>> OpenFile(const std::string& path, const File
       return std::unique_ptr<FileReader>(new LineFileReader(std::move(it)));
     }
     case Format::kFixedLength: {
+      if (o.compression == io::CompressionType::kNone) SLUICE_RETURN_IF_ERROR(CheckFixedLengthBody(path, o.fixed));
       SLUICE_ASSIGN_OR_RETURN(auto file, io::DefaultFileSystem()->NewRandomAccessFile(path));
       SLUICE_ASSIGN_OR_RETURN(auto stream, io::NewInputStream(std::move(file), o.compression));
       auto input = o.buffer_size > 0 ? std::make_unique<io::BufferedInput>(std::move(stream), o.buffer_size)

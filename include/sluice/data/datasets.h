@@ -61,8 +61,9 @@ struct RecordDatasetOptions {
 Result<DatasetPtr> TFRecordDataset(std::vector<std::string> filenames, RecordDatasetOptions options = {});
 // Lines of text files (io::LineIterator's rules).
 Result<DatasetPtr> TextLineDataset(std::vector<std::string> filenames, RecordDatasetOptions options = {});
-// Fixed-size records after header_bytes, ignoring footer_bytes at the end
-// (a trailing partial record is dropped, as TF does).
+// Fixed-size records after header_bytes, ignoring footer_bytes at the end.
+// An uncompressed file whose body is not whole records is InvalidArgument
+// (TF's message); in a compressed one a trailing partial record is dropped.
 struct FixedLengthOptions {
   int64_t record_bytes = 0;
   int64_t header_bytes = 0;
