@@ -1,6 +1,8 @@
 // Map (sequential, or parallel with ordered or first-ready hand-out) and
 // Filter.
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <thread>
 #include <utility>
@@ -63,10 +65,11 @@ class MapDataset::Iterator : public DatasetIterator<MapDataset> {
   uint64_t next_index_ = 0;
 };
 
-// Workers take input elements in order (one at a time, under input_mu_), each
-// into a slot at the back of slots_, and run the function outside every lock.
-// The consumer takes the front slot once it is done (deterministic) or any
-// done slot (not deterministic). At most capacity_ slots exist at once.
+// Workers take input elements in order (a chunk at a time, under input_mu_),
+// each into a slot at the back of slots_, and run the function outside every
+// lock. The consumer takes the front slot once it is done (deterministic) or
+// any done slot (not deterministic). At most capacity_ chunks of slots (plus
+// one) exist at once.
 class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
  public:
   ParallelIterator(const MapDataset* d, const IteratorContext& ctx, int64_t threads, uint64_t epoch)
@@ -95,13 +98,15 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
           return Status();  // the end slot stays: later calls end too
         }
         slots_.erase(ready);
-        space_cv_.SignalAll();
+        if (workers_waiting_ > 0) space_cv_.Signal();
         *end_of_sequence = false;
         if (!slot->status.ok()) return slot->status;
         *out = std::move(slot->element);
         return Status();
       }
+      consumer_waiting_ = true;
       ready_cv_.Wait(&mu_);
+      consumer_waiting_ = false;
     }
   }
 
@@ -144,52 +149,96 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     return slots_.end();
   }
 
+  // One chunk per round: up to chunk_size() input elements are read and
+  // given slots in order under input_mu_, mapped outside every lock, then
+  // published together. Chunks make a cheap function (parsing a small
+  // record) cost one hand-off per chunk instead of one per element.
   void WorkerLoop() EXCLUDES(mu_, input_mu_) {
+    std::vector<std::shared_ptr<Slot>> chunk;
+    std::vector<Element> elements;
     while (true) {
-      std::shared_ptr<Slot> slot;
-      uint64_t index = 0;
-      Element in;
+      chunk.clear();
+      elements.clear();
+      uint64_t first_index = 0;
       bool end = false;
-      Status s;
       {
         MutexLock input_lock(&input_mu_);
+        const size_t want = ChunkSize();
         {
           MutexLock lock(&mu_);
-          while (!cancelled_ && !input_done_ && slots_.size() >= capacity_) space_cv_.Wait(&mu_);
+          while (!cancelled_ && !input_done_ && slots_.size() >= want * capacity_) {
+            ++workers_waiting_;
+            space_cv_.Wait(&mu_);
+            --workers_waiting_;
+          }
           if (cancelled_ || input_done_) return;
-          slot = std::make_shared<Slot>();
-          slots_.push_back(slot);
-          index = next_index_++;
+          first_index = next_index_;
+          for (size_t j = 0; j < want; ++j) {
+            chunk.push_back(std::make_shared<Slot>());
+            slots_.push_back(chunk.back());
+          }
         }
-        s = input_->GetNext(&in, &end);
-        if (s.ok() && end) {
-          MutexLock lock(&mu_);
+        elements.resize(chunk.size());
+        size_t got = 0;
+        for (; got < chunk.size(); ++got) {
+          Status s = input_->GetNext(&elements[got], &end);
+          if (!s.ok()) chunk[got]->status = s;
+          if (end) break;
+        }
+        MutexLock lock(&mu_);
+        next_index_ += got;
+        if (end) {
+          // Slot `got` becomes the end; the reserved ones after it go (they
+          // are the last in slots_: only this thread appends, under input_mu_).
+          for (size_t j = got + 1; j < chunk.size(); ++j) slots_.pop_back();
+          chunk.resize(got + 1);
+          chunk[got]->end = true;
           input_done_ = true;
           space_cv_.SignalAll();
         }
       }
-      if (s.ok() && !end) {
-        Result<Element> r = CallMapFn(dataset_->fn_, std::move(in), ElementIndex{epoch_, index});
+      const size_t n = end ? chunk.size() - 1 : chunk.size();
+      const auto start = std::chrono::steady_clock::now();
+      for (size_t j = 0; j < n; ++j) {
+        if (!chunk[j]->status.ok()) continue;
+        Result<Element> r = CallMapFn(dataset_->fn_, std::move(elements[j]), ElementIndex{epoch_, first_index + j});
         if (r.ok()) {
-          in = std::move(*r);
+          elements[j] = std::move(*r);
         } else {
-          s = r.status();
+          chunk[j]->status = r.status();
         }
       }
+      if (n > 0) RecordCallTime((std::chrono::steady_clock::now() - start) / n);
       MutexLock lock(&mu_);
-      slot->done = true;
-      slot->end = s.ok() && end;
-      slot->status = s;
-      if (s.ok() && !end) slot->element = std::move(in);
-      ready_cv_.SignalAll();
-      if (slot->end) return;
+      for (size_t j = 0; j < chunk.size(); ++j) {
+        chunk[j]->done = true;
+        if (j < n && chunk[j]->status.ok()) chunk[j]->element = std::move(elements[j]);
+      }
+      if (consumer_waiting_) ready_cv_.Signal();
+      if (end) return;
     }
   }
+
+  // Elements per chunk: enough calls for about kChunkTarget of work, at most
+  // kMaxChunk; 1 until a call has been timed.
+  size_t ChunkSize() const {
+    const int64_t ns = call_ns_.load(std::memory_order_relaxed);
+    if (ns <= 0) return 1;
+    return static_cast<size_t>(std::clamp<int64_t>(kChunkTargetNs / ns, 1, kMaxChunk));
+  }
+  void RecordCallTime(std::chrono::nanoseconds per_call) {
+    const int64_t old_ns = call_ns_.load(std::memory_order_relaxed);
+    const int64_t ns = std::max<int64_t>(1, per_call.count());
+    call_ns_.store(old_ns <= 0 ? ns : (3 * old_ns + ns) / 4, std::memory_order_relaxed);
+  }
+
+  static constexpr int64_t kChunkTargetNs = 50'000;
+  static constexpr int64_t kMaxChunk = 32;
 
   // Constant after construction.
   const int64_t num_threads_;
   const uint64_t epoch_;
-  const size_t capacity_;
+  const size_t capacity_;  // in chunks
 
   Mutex input_mu_ ACQUIRED_BEFORE(mu_);
   std::unique_ptr<IteratorBase> input_ GUARDED_BY(input_mu_);
@@ -201,6 +250,9 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
   uint64_t next_index_ GUARDED_BY(mu_) = 0;
   bool input_done_ GUARDED_BY(mu_) = false;
   bool cancelled_ GUARDED_BY(mu_) = false;
+  bool consumer_waiting_ GUARDED_BY(mu_) = false;
+  int workers_waiting_ GUARDED_BY(mu_) = 0;
+  std::atomic<int64_t> call_ns_{0};  // average time of one call (EWMA)
 
   std::vector<std::thread> threads_;  // consumer thread and destructor only
   CancelRegistration cancel_;         // last: deregistered first
