@@ -67,6 +67,35 @@ TEST(ParallelMapTest, AnErrorArrivesAtItsElementAndLaterElementsFollow) {
   EXPECT_EQ(e[0].scalar<int64_t>(), 4);
 }
 
+TEST(ParallelMapTest, InputErrorsInsideChunksKeepTheirPlace) {
+  // Cheap calls make the workers take chunks of many elements; an input
+  // error (every 10th element) must still arrive at its own position.
+  MapFn fail_tens = [](Element e) -> Result<Element> {
+    if (e[0].scalar<int64_t>() % 10 == 9) return errors::DataLoss("bad ", e[0].scalar<int64_t>());
+    return e;
+  };
+  DatasetPtr input = Must(Map(RangeOf(300), fail_tens, testing::Int64Scalar()));
+  auto it = Must(Map(input, testing::Times(1), testing::Int64Scalar(), MapOptions{.num_parallel_calls = 2}))
+                ->MakeIterator();
+  for (int64_t i = 0; i < 300; ++i) {
+    Element e;
+    bool end = false;
+    Status s = it->GetNext(&e, &end);
+    ASSERT_FALSE(end);
+    if (i % 10 == 9) {
+      ASSERT_EQ(s.code(), Code::kDataLoss);
+      EXPECT_EQ(s.message(), "bad " + std::to_string(i));
+    } else {
+      ASSERT_TRUE(s.ok()) << s;
+      EXPECT_EQ(e[0].scalar<int64_t>(), i);
+    }
+  }
+  Element e;
+  bool end = false;
+  ASSERT_TRUE(it->GetNext(&e, &end).ok());
+  EXPECT_TRUE(end);
+}
+
 TEST(ParallelMapTest, AutotuneRunsAndKeepsOrder) {
   DatasetPtr ds = Must(Map(RangeOf(50), testing::Times(1), testing::Int64Scalar(),
                            MapOptions{.num_parallel_calls = kAutotune}));
