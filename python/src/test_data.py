@@ -155,3 +155,34 @@ def test_cardinality_and_len():
     assert sd.Dataset.range(3).repeat().cardinality() == sd.INFINITE_CARDINALITY
     with pytest.raises(TypeError):
         len(sd.Dataset.range(3).repeat())
+
+
+def test_image_pipeline_runs_without_python_per_element(tmp_path):
+    path = str(tmp_path / "images.tfrecord")
+    rng = np.random.RandomState(1)
+    with sio.TFRecordWriter(path) as w:
+        for i in range(10):
+            jpeg = sluice.image.encode_jpeg(rng.randint(0, 255, (30 + i, 40, 3), dtype=np.uint8))
+            w.write(sluice.train.Example(features=sluice.train.Features(feature={
+                "image/encoded": sluice.train.Feature(bytes_list=sluice.train.BytesList(value=[jpeg])),
+                "label": sluice.train.Feature(int64_list=sluice.train.Int64List(value=[i])),
+            })).SerializeToString())
+    features = {"image/encoded": sio.FixedLenFeature([], sluice.string),
+                "label": sio.FixedLenFeature([], sluice.int64)}
+    ds = (sd.TFRecordDataset([path], num_parallel_reads=sd.AUTOTUNE)
+          .map(sd.ops.parse_example(features), num_parallel_calls=sd.AUTOTUNE)
+          .map(sd.ops.random_resized_crop(size=16, component="image/encoded", seed=3),
+               num_parallel_calls=sd.AUTOTUNE)
+          .batch(4, drop_remainder=True)
+          .prefetch(sd.AUTOTUNE))
+    spec = ds.element_spec
+    assert spec["image/encoded"].shape.as_list() == [4, 3, 16, 16]
+    assert spec["label"].dtype == sluice.int64
+    batches = items(ds)
+    assert len(batches) == 2
+    assert batches[0]["image/encoded"].shape == (4, 3, 16, 16)
+    assert batches[0]["label"].tolist() == [0, 1, 2, 3]
+    again = items(ds)
+    # A new pass is a new epoch: other crops, the same labels.
+    assert again[0]["label"].tolist() == [0, 1, 2, 3]
+    assert not np.array_equal(again[0]["image/encoded"], batches[0]["image/encoded"])
