@@ -10,9 +10,13 @@
 // iterator's worker threads (or the consumer's, for a sequential map), each
 // call taking the GIL; an exception becomes the element's error status (an
 // OpError keeps its code, anything else is Unknown) and so reaches the
-// caller at that element. Iterator destruction releases the GIL, then cancels
-// and joins the workers (which may need the GIL to finish a Python call).
+// caller at that element. Closing an iterator releases the GIL, then cancels
+// and joins its workers (which may need the GIL to finish a Python call); an
+// atexit hook closes the iterators still alive when the interpreter exits.
 #include <nanobind/nanobind.h>
+#if defined(__GLIBCXX__)
+#include <cxxabi.h>  // abi::__forced_unwind
+#endif
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -20,13 +24,17 @@
 #include <nanobind/stl/vector.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
+#include <set>
+#include <thread>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "bind_common.h"
+#include "sluice/core/mutex.h"
 #include "sluice/data/datasets.h"
 #include "sluice/data/map_ops.h"
 #include "sluice/image/resize.h"
@@ -45,15 +53,42 @@ bool PythonGone() {
 #endif
 }
 
+// Where a worker thread that the finalizing interpreter ends while it takes
+// the GIL (CPython < 3.14 calls pthread_exit there) stops instead: its forced
+// unwind must not run the C++ frames above it. The process is exiting.
+[[noreturn]] void ParkForever() {
+  while (true) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
 struct DataDatasetHandle {
   DatasetPtr ds;
 };
 
-// One pass. The destructor runs without the GIL: it joins worker threads
+struct DataIteratorHandle;
+
+// The live iterators, so that an atexit hook can stop their threads while
+// the interpreter still runs (a worker may need the GIL to finish a call).
+Mutex g_iterators_mu;
+std::set<DataIteratorHandle*> g_iterators GUARDED_BY(g_iterators_mu);
+
+// One pass. Destroying the tree runs without the GIL: it joins worker threads
 // that may be waiting for it.
 struct DataIteratorHandle {
-  std::unique_ptr<data::IteratorBase> it;
+  explicit DataIteratorHandle(std::unique_ptr<data::IteratorBase> iterator) : it(std::move(iterator)) {
+    MutexLock lock(&g_iterators_mu);
+    g_iterators.insert(this);
+  }
+  DataIteratorHandle(const DataIteratorHandle&) = delete;
+  DataIteratorHandle& operator=(const DataIteratorHandle&) = delete;
   ~DataIteratorHandle() {
+    {
+      MutexLock lock(&g_iterators_mu);
+      g_iterators.erase(this);
+    }
+    Close();
+  }
+  // REQUIRES: the GIL is held.
+  void Close() {
     if (!it) return;
     if (PythonGone()) {
       (void)it.release();  // the process is ending; a worker may hold the GIL for ever
@@ -62,7 +97,20 @@ struct DataIteratorHandle {
     GilRelease release;
     it.reset();
   }
+
+  std::unique_ptr<data::IteratorBase> it;
 };
+
+// The atexit hook: closes every live iterator (cancels and joins its
+// threads) before the interpreter finalizes. REQUIRES: the GIL is held.
+void CloseAllIterators() {
+  std::vector<DataIteratorHandle*> live;
+  {
+    MutexLock lock(&g_iterators_mu);
+    live.assign(g_iterators.begin(), g_iterators.end());
+  }
+  for (DataIteratorHandle* h : live) h->Close();
+}
 
 // A strong reference to a Python callable that C++ threads call and may drop
 // last: the destructor takes the GIL (and leaks once Python is going away).
@@ -102,11 +150,27 @@ Status StatusOfPythonError(nb::python_error& e) {
   return Status(code == Code::kOk ? Code::kUnknown : code, message);
 }
 
+template <class R, class Then>
+Result<R> CallPythonWithGil(const DataPyFn& fn, Element e, Then then);
+
 // Calls fn(list of the components as numpy) with the GIL; `then` turns its
 // result into R. Errors: the exception's status; Cancelled once Python is gone.
 template <class R, class Then>
 Result<R> CallPython(const DataPyFn& fn, Element e, Then then) {
   if (PythonGone()) return errors::Cancelled("the Python interpreter is exiting");
+#if defined(__GLIBCXX__)
+  try {
+    return CallPythonWithGil<R>(fn, std::move(e), then);
+  } catch (abi::__forced_unwind&) {  // ended by the finalizing interpreter
+    ParkForever();
+  }
+#else
+  return CallPythonWithGil<R>(fn, std::move(e), then);
+#endif
+}
+
+template <class R, class Then>
+Result<R> CallPythonWithGil(const DataPyFn& fn, Element e, Then then) {
   nb::gil_scoped_acquire gil;
   try {
     nb::object result = fn.get()(ElementToPython(std::move(e)));
@@ -357,7 +421,7 @@ void BindData(nb::module_& m) {
       .def("element_spec", [](const DataDatasetHandle& h) { return SpecToPython(h.ds->element_spec()); })
       .def("cardinality", [](const DataDatasetHandle& h) { return h.ds->cardinality(); })
       .def("debug_name", [](const DataDatasetHandle& h) { return h.ds->DebugName(); })
-      .def("make_iterator", [](const DataDatasetHandle& h) { return new DataIteratorHandle{h.ds->MakeIterator()}; },
+      .def("make_iterator", [](const DataDatasetHandle& h) { return new DataIteratorHandle(h.ds->MakeIterator()); },
            nb::rv_policy::take_ownership);
   nb::class_<DataIteratorHandle>(d, "Iterator", "One pass over a dataset. One thread at a time.")
       .def("next", [](DataIteratorHandle& h) -> nb::object {
@@ -373,14 +437,11 @@ void BindData(nb::module_& m) {
         if (end) return nb::none();
         return ElementToPython(std::move(e));
       })
-      .def("close", [](DataIteratorHandle& h) {
-        if (!h.it) return;
-        GilRelease release;
-        h.it.reset();
-      });
+      .def("close", [](DataIteratorHandle& h) { h.Close(); });
   d.attr("AUTOTUNE") = data::kAutotune;
   d.attr("INFINITE_CARDINALITY") = data::kInfiniteCardinality;
   d.attr("UNKNOWN_CARDINALITY") = data::kUnknownCardinality;
+  nb::module_::import_("atexit").attr("register")(nb::cpp_function(&CloseAllIterators));
   BindSources(d);
   BindTransformations(d);
   BindPythonFunctions(d);

@@ -186,3 +186,21 @@ def test_image_pipeline_runs_without_python_per_element(tmp_path):
     # A new pass is a new epoch: other crops, the same labels.
     assert again[0]["label"].tolist() == [0, 1, 2, 3]
     assert not np.array_equal(again[0]["image/encoded"], batches[0]["image/encoded"])
+
+
+def test_interpreter_exits_cleanly_with_a_live_parallel_python_map():
+    import os
+    import subprocess
+    import sys
+    script = ("import time\n"
+              "from sluice import data as sd\n"
+              "def slow(x):\n"
+              "    time.sleep(0.001)\n"
+              "    return x\n"
+              "it = iter(sd.Dataset.range(10**9).map(slow, num_parallel_calls=3).prefetch(8))\n"
+              "print(int(next(it)))\n")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(sluice.__file__)))
+    for _ in range(3):
+        r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, timeout=60)
+        assert r.returncode == 0, r.stderr.decode()[-2000:]
+        assert r.stdout.strip() == b"0"
