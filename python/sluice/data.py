@@ -34,8 +34,8 @@ Map functions, and what they cost:
 
 Randomness: ``shuffle(seed=...)`` and ``random_resized_crop(seed=...)`` give
 the same output in every run; the crop of an element depends only on (seed,
-epoch, element index), whatever ``num_parallel_calls``. sluice's shuffle
-order is not TensorFlow's (its random stream is not Philox).
+epoch, element index), whatever ``num_parallel_calls``. A seeded shuffle
+gives TensorFlow's order (TF's algorithm and Philox stream).
 """
 
 import builtins
@@ -46,7 +46,7 @@ import numpy as np
 from sluice import _core
 from sluice import dtypes as _dtypes
 from sluice import errors  # noqa: F401  (the exceptions iteration raises)
-from sluice.queue import _to_component
+from sluice.queue import _get_seed, _to_component
 from sluice.sparse_tensor import SparseTensor
 
 __all__ = ["Dataset", "DatasetV2", "TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset", "AUTOTUNE",
@@ -492,11 +492,12 @@ class DatasetV2:
         return Dataset(_d.unbatch(self._core), self._structure)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
-        """Elements drawn at random from a buffer of `buffer_size` (seeded: the same order every run)."""
-        seed = _opt_int(seed, "seed")
+        """Elements drawn at random from a buffer of `buffer_size`: TF's algorithm and random stream, so a
+        seeded shuffle gives TensorFlow's order (seeds as tf.random.set_seed-less TF derives them)."""
+        seed, seed2 = _get_seed(_opt_int(seed, "seed"))
         reshuffle = True if reshuffle_each_iteration is None else bool(reshuffle_each_iteration)
-        return Dataset(_d.shuffle(self._core, _int(buffer_size, "buffer_size"),
-                                  None if seed is None else seed & 0xFFFFFFFFFFFFFFFF, reshuffle), self._structure)
+        return Dataset(_d.shuffle(self._core, _int(buffer_size, "buffer_size"), seed, seed2, reshuffle),
+                       self._structure)
 
     def prefetch(self, buffer_size, name=None):
         """Up to `buffer_size` elements (AUTOTUNE: the number of cores, at least 2) made ahead on a thread."""

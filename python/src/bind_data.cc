@@ -335,11 +335,9 @@ void BindTransformations(nb::module_& d) {
     return Wrap(data::PaddedBatch(in.ds, n, std::move(padded), std::move(values), drop));
   }, nb::arg("dataset"), nb::arg("batch_size"), nb::arg("padded_shapes").none(), nb::arg("padding_values").none(), nb::arg("dtypes"), nb::arg("drop_remainder"));
   d.def("unbatch", [](const DataDatasetHandle& in) { return Wrap(data::Unbatch(in.ds)); });
-  d.def("shuffle", [](const DataDatasetHandle& in, int64_t n, nb::handle seed, bool reshuffle) {
-    std::optional<uint64_t> s;
-    if (!seed.is_none()) s = nb::cast<uint64_t>(seed);
-    return Wrap(data::Shuffle(in.ds, n, s, reshuffle));
-  }, nb::arg("dataset"), nb::arg("buffer_size"), nb::arg("seed").none(), nb::arg("reshuffle"));
+  d.def("shuffle", [](const DataDatasetHandle& in, int64_t n, int64_t seed, int64_t seed2, bool reshuffle) {
+    return Wrap(data::Shuffle(in.ds, n, seed, seed2, reshuffle));
+  });
   d.def("prefetch", [](const DataDatasetHandle& in, int64_t n) { return Wrap(data::Prefetch(in.ds, n)); });
   d.def("repeat", [](const DataDatasetHandle& in, int64_t n) { return Wrap(data::Repeat(in.ds, n)); });
   d.def("take", [](const DataDatasetHandle& in, int64_t n) { return Wrap(data::Take(in.ds, n)); });

@@ -83,10 +83,23 @@ def test_same_elements_and_cardinality_as_tf(name):
     check(PIPELINES[name])
 
 
-def test_shuffle_is_a_permutation_of_tfs_elements():
-    tv, sv, tc, sc = run_both(lambda d: d.Dataset.range(30).shuffle(7, seed=3))
-    assert sorted(sv) == sorted(tv) and sc == tc == 30
-    assert sv != list(range(30))
+@pytest.mark.parametrize("build", [
+    lambda d: d.Dataset.range(30).shuffle(7, seed=3),
+    lambda d: d.Dataset.range(10).shuffle(10, seed=12345).repeat(3),
+    lambda d: d.Dataset.range(8).shuffle(3, seed=1, reshuffle_each_iteration=False).repeat(2),
+    lambda d: d.Dataset.from_tensor_slices((np.arange(20), np.arange(20) * 2)).map(
+        lambda x, y: (x, y), num_parallel_calls=2).shuffle(5, seed=7).batch(3),
+], ids=["plain", "repeat_reshuffles", "no_reshuffle", "tuples_batched"])
+def test_seeded_shuffle_gives_tfs_order(build):
+    check(build)
+
+
+def test_each_iterator_of_a_seeded_shuffle_reshuffles_as_in_tf():
+    t = tf.data.Dataset.range(12).shuffle(12, seed=4)
+    s = sd.Dataset.range(12).shuffle(12, seed=4)
+    tv = [[int(x) for x in t.as_numpy_iterator()] for _ in range(3)]
+    sv = [[int(x) for x in s] for _ in range(3)]
+    assert sv == tv
 
 
 def test_filter_of_infinite_dataset_cardinality():

@@ -142,7 +142,7 @@ TEST(UnbatchTest, UndoesBatch) {
 }
 
 TEST(ShuffleTest, IsAPermutationRepeatableWithASeed) {
-  auto order = [](uint64_t seed) { return Ints(Must(Shuffle(RangeOf(50), 10, seed))); };
+  auto order = [](int64_t seed) { return Ints(Must(Shuffle(RangeOf(50), 10, 87654321, seed))); };
   V a = order(7);
   EXPECT_EQ(a, order(7));
   EXPECT_NE(a, order(8));
@@ -152,10 +152,15 @@ TEST(ShuffleTest, IsAPermutationRepeatableWithASeed) {
   EXPECT_NE(a, sorted);
 }
 
+TEST(ShuffleTest, GivesTensorFlowsOrderForTheSameSeeds) {
+  // tf.data.Dataset.range(10).shuffle(4, seed=3) in TF 2 (seeds (87654321, 3)).
+  EXPECT_EQ(Ints(Must(Shuffle(RangeOf(10), 4, 87654321, 3))), (V{0, 3, 2, 1, 4, 7, 6, 5, 8, 9}));
+}
+
 TEST(ShuffleTest, ReshufflesEachIterationUnlessTold) {
-  DatasetPtr re = Must(Shuffle(RangeOf(20), 20, 1));
+  DatasetPtr re = Must(Shuffle(RangeOf(20), 20, 87654321, 1));
   EXPECT_NE(Ints(re), Ints(re));
-  DatasetPtr same = Must(Shuffle(RangeOf(20), 20, 1, false));
+  DatasetPtr same = Must(Shuffle(RangeOf(20), 20, 87654321, 1, false));
   EXPECT_EQ(Ints(same), Ints(same));
   V two_epochs = Ints(Must(Repeat(re, 2)));
   EXPECT_NE(V(two_epochs.begin(), two_epochs.begin() + 20), V(two_epochs.begin() + 20, two_epochs.end()));

@@ -105,11 +105,15 @@ Result<DatasetPtr> PaddedBatch(DatasetPtr input, int64_t batch_size, std::vector
 // Splits each element along its first dimension.
 Result<DatasetPtr> Unbatch(DatasetPtr input);
 
-// A buffer of buffer_size elements sampled uniformly. seed nullopt: a fresh
-// random seed per dataset. reshuffle_each_iteration: each iterator (each
-// epoch under Repeat) draws another order; otherwise every iterator repeats
-// the first one. With a seed, the orders are the same in every run.
-Result<DatasetPtr> Shuffle(DatasetPtr input, int64_t buffer_size, std::optional<uint64_t> seed = std::nullopt,
+// A buffer of buffer_size elements sampled uniformly, with TensorFlow's
+// algorithm and Philox stream: (seed, seed2) as TF's random_seed.get_seed
+// gives them (e.g. (87654321, seed) for an op seed without a global one)
+// give TF's orders; both 0: nondeterministic. reshuffle_each_iteration: each
+// iterator (each epoch under Repeat) draws another order, from seeds the
+// dataset's generator derives (TF's RandomSeedGenerator); otherwise every
+// iterator repeats the first order. buffer_size kAutotune: a very large
+// buffer (TF: unbounded).
+Result<DatasetPtr> Shuffle(DatasetPtr input, int64_t buffer_size, int64_t seed = 0, int64_t seed2 = 0,
                            bool reshuffle_each_iteration = true);
 // A background thread keeps up to buffer_size elements ready (kAutotune:
 // AutotuneParallelism(); 0: no thread).
