@@ -915,5 +915,27 @@ class _Experimental:
     def cardinality(dataset):
         return dataset.cardinality()
 
+    @staticmethod
+    def parallel_interleave(map_func, cycle_length, block_length=1, sloppy=False, buffer_output_elements=None,
+                            prefetch_input_elements=None):
+        """``tf.data.experimental.parallel_interleave``: for ``dataset.apply``; an interleave whose
+        `cycle_length` open datasets are read ahead in parallel (sloppy: order not required)."""
+        def apply(dataset):
+            return dataset.interleave(map_func, cycle_length=cycle_length, block_length=block_length,
+                                      num_parallel_calls=cycle_length, deterministic=not sloppy)
+        return apply
+
+    @staticmethod
+    def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainder=False,
+                      num_parallel_calls=None):
+        """``tf.data.experimental.map_and_batch``: for ``dataset.apply``; map then batch."""
+        if num_parallel_calls is None and num_parallel_batches is not None:
+            num_parallel_calls = _int(num_parallel_batches, "num_parallel_batches") * _int(batch_size, "batch_size")
+
+        def apply(dataset):
+            return dataset.map(map_func, num_parallel_calls=num_parallel_calls).batch(
+                batch_size, drop_remainder=drop_remainder)
+        return apply
+
 
 experimental = _Experimental()

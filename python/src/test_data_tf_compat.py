@@ -163,3 +163,26 @@ def test_parse_example_matches_tf(tmp_path):
     s = sd.TFRecordDataset(paths).map(sd.ops.parse_example(s_features), num_parallel_calls=2).batch(3)
     assert [plain(x) for x in s] == [plain(x) for x in t.as_numpy_iterator()]
     assert s.element_spec["x"].shape.as_list() == t.element_spec["x"].shape.as_list()
+
+
+def test_seeds_style_program_gives_tfs_output():
+    x = np.arange(40, dtype=np.float32).reshape(20, 2)
+    y = np.arange(20)
+
+    def build(d):
+        return (d.Dataset.from_tensor_slices((x, y))
+                .map(lambda a, b: (a * 2, b + 1), num_parallel_calls=d.AUTOTUNE if d is sd else tf.data.AUTOTUNE)
+                .shuffle(8, seed=42)
+                .batch(6)
+                .prefetch(2))
+    check(build)
+
+
+def test_parallel_interleave_and_map_and_batch_give_tfs_output(tmp_path):
+    paths = write_files(tmp_path, 4, 5)
+
+    def build(d):
+        files = d.Dataset.from_tensor_slices(paths)
+        return (files.apply(d.experimental.parallel_interleave(lambda f: d.TFRecordDataset(f), cycle_length=2))
+                .apply(d.experimental.map_and_batch(lambda r: r, batch_size=4)))
+    check(build)
