@@ -376,6 +376,61 @@ class DatasetV2:
         return Dataset(_d.from_tensor_slices(values, enums, []), structure)
 
     @staticmethod
+    def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None,
+                       name=None):
+        """The elements a Python generator yields (``tf.data.Dataset.from_generator``).
+
+        `generator()` (with `args`) is called once per iterator; each value it
+        yields must match `output_signature` (nested TensorSpecs) or
+        `output_types` / `output_shapes`. Runs under the GIL, one element at a
+        time. A value of another shape is an InvalidArgumentError at that element.
+        """
+        if output_signature is not None:
+            if output_types is not None or output_shapes is not None:
+                raise TypeError("The `output_types` and `output_shapes` arguments must not be specified "
+                                "when `output_signature` is given.")
+            structure = _structure_of(output_signature)
+            specs = _flatten(structure, output_signature)
+            dtypes = [_dtypes.as_dtype(spec.dtype) for spec in specs]
+            shapes = [None if spec.shape.rank is None else list(spec.shape) for spec in specs]
+        else:
+            if output_types is None:
+                raise TypeError("The `output_types` argument can not be None.")
+            structure = _structure_of(output_types)
+            dtypes = [_dtypes.as_dtype(t) for t in _flatten(structure, output_types)]
+            if output_shapes is None:
+                shapes = [None] * len(dtypes)
+            else:
+                flat = _flatten(structure, _broadcast(structure, output_shapes, is_shape=True))
+                shapes = [None if sh is None else list(sh) for sh in flat]
+        shapes = [None if sh is None else [-1 if d is None else int(d) for d in sh] for sh in shapes]
+        enums = [dt.as_datatype_enum for dt in dtypes]
+        gen_args = tuple(args) if args is not None else ()
+
+        def make(_):
+            it = iter(generator(*gen_args))
+
+            def step(_):
+                try:
+                    value = next(it)
+                except StopIteration:
+                    return None
+                if isinstance(value, list) and type(structure) is tuple:
+                    value = tuple(value)
+                values = []
+                for v, dt, sh in zip(_flatten(structure, value), dtypes, shapes):
+                    c = _to_component(v, dt)
+                    got = () if isinstance(c, bytes) else np.shape(c)
+                    if sh is not None and (len(got) != len(sh) or any(w >= 0 and g != w for g, w in zip(got, sh))):
+                        raise errors.InvalidArgumentError(
+                            None, None, "`generator` yielded an element of shape %s where an element of shape "
+                            "%s was expected." % (list(got), [None if w < 0 else w for w in sh]))
+                    values.append(c)
+                return values, enums
+            return step
+        return Dataset(_d.from_generator(make, enums, shapes), structure)
+
+    @staticmethod
     def zip(*datasets, name=None):
         """Elements of the datasets side by side (a tuple, or the nesting of `datasets`)."""
         if len(datasets) == 1 and not isinstance(datasets[0], DatasetV2):

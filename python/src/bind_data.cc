@@ -290,6 +290,62 @@ DataDatasetHandle MapNative(const DataDatasetHandle& in, Result<data::NativeMap>
   return Wrap(data::MapWithIndex(in.ds, std::move(m.fn), std::move(m.spec), MapOptionsOf(npc, deterministic)));
 }
 
+// Dataset.from_generator: make() (Python, with the GIL) returns a step
+// callable per iterator; each step() returns (values, dtypes), or None at the
+// end. Unknown cardinality.
+class PyGeneratorDataset : public data::DatasetBase {
+ public:
+  PyGeneratorDataset(std::shared_ptr<DataPyFn> make, data::ElementSpec spec)
+      : DatasetBase(std::move(spec)), make_(std::move(make)) {}
+  int64_t cardinality() const override { return data::kUnknownCardinality; }
+  std::string DebugName() const override { return "FlatMap(Generator)"; }
+  std::unique_ptr<data::IteratorBase> MakeIteratorInternal(const data::IteratorContext&) const override {
+    return std::make_unique<Iterator>(std::static_pointer_cast<const PyGeneratorDataset>(shared_from_this()));
+  }
+
+ private:
+  class Iterator : public data::IteratorBase {
+   public:
+    explicit Iterator(std::shared_ptr<const PyGeneratorDataset> d) : dataset_(std::move(d)) {}
+    Status GetNext(Element* out, bool* end_of_sequence) override {
+      if (done_) {
+        *end_of_sequence = true;
+        return Status();
+      }
+      if (!step_) {
+        Result<std::shared_ptr<DataPyFn>> step = CallPython<std::shared_ptr<DataPyFn>>(
+            *dataset_->make_, Element{},
+            [](nb::handle r) -> Result<std::shared_ptr<DataPyFn>> { return std::make_shared<DataPyFn>(r); });
+        if (!step.ok()) return step.status();
+        step_ = std::move(*step);
+      }
+      Result<std::optional<Element>> next = CallPython<std::optional<Element>>(
+          *step_, Element{}, [](nb::handle r) -> Result<std::optional<Element>> {
+            if (r.is_none()) return std::optional<Element>();
+            Result<Element> e = ElementFromPython(r);
+            if (!e.ok()) return e.status();
+            return std::optional<Element>(std::move(*e));
+          });
+      if (!next.ok()) return next.status();
+      if (!next->has_value()) {
+        done_ = true;
+        *end_of_sequence = true;
+        return Status();
+      }
+      *out = std::move(**next);
+      *end_of_sequence = false;
+      return Status();
+    }
+
+   private:
+    const std::shared_ptr<const PyGeneratorDataset> dataset_;
+    std::shared_ptr<DataPyFn> step_;
+    bool done_ = false;
+  };
+
+  const std::shared_ptr<DataPyFn> make_;
+};
+
 void BindSources(nb::module_& d) {
   d.def("range", [](int64_t start, int64_t stop, int64_t step, int dtype) {
     return Wrap(data::Range(start, stop, step, static_cast<DType>(dtype)));
@@ -299,6 +355,11 @@ void BindSources(nb::module_& d) {
   });
   d.def("from_tensor_slices", [](nb::handle values, const std::vector<int>& dtypes, std::vector<std::string> names) {
     return Wrap(data::FromTensorSlices(PythonToElement(values, DTypesOf(dtypes)), std::move(names)));
+  });
+  d.def("from_generator", [](nb::handle make, const std::vector<int>& dtypes,
+                             const std::vector<std::optional<std::vector<int64_t>>>& shapes) {
+    return DataDatasetHandle{std::make_shared<PyGeneratorDataset>(std::make_shared<DataPyFn>(make),
+                                                                 SpecOf(dtypes, shapes, {}))};
   });
   d.def("tfrecord", [](std::vector<std::string> files, const std::string& compression, int64_t buffer_size,
                        nb::handle npr_obj) {

@@ -204,3 +204,12 @@ def test_interpreter_exits_cleanly_with_a_live_parallel_python_map():
         r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, timeout=60)
         assert r.returncode == 0, r.stderr.decode()[-2000:]
         assert r.stdout.strip() == b"0"
+
+
+def test_from_generator_restarts_per_iterator_and_checks_shapes():
+    ds = sd.Dataset.from_generator(lambda: iter([1, 2, 3]), output_types=sluice.int32, output_shapes=())
+    assert [int(x) for x in ds] == [1, 2, 3]
+    assert [int(x) for x in ds] == [1, 2, 3]
+    bad = sd.Dataset.from_generator(lambda: iter([[1, 2]]), output_types=sluice.int32, output_shapes=[3])
+    with pytest.raises(sluice.errors.InvalidArgumentError, match="expected"):
+        items(bad)

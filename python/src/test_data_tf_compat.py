@@ -186,3 +186,17 @@ def test_parallel_interleave_and_map_and_batch_give_tfs_output(tmp_path):
         return (files.apply(d.experimental.parallel_interleave(lambda f: d.TFRecordDataset(f), cycle_length=2))
                 .apply(d.experimental.map_and_batch(lambda r: r, batch_size=4)))
     check(build)
+
+
+def test_from_generator_gives_tfs_output():
+    def gen(n):
+        for i in range(int(n)):
+            yield (i, [float(i)] * (i % 3 + 1))
+
+    def build(d):
+        if d is tf.data:
+            sig = (tf.TensorSpec(shape=(), dtype=tf.int64), tf.TensorSpec(shape=(None,), dtype=tf.float32))
+        else:
+            sig = (sd.TensorSpec(shape=(), dtype="int64"), sd.TensorSpec(shape=(None,), dtype="float32"))
+        return d.Dataset.from_generator(gen, args=(7,), output_signature=sig).padded_batch(3)
+    check(build)
