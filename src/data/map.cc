@@ -17,12 +17,17 @@ namespace {
 
 // A map function's OutOfRange would end the sequence early; TF reports it
 // as InvalidArgument so a map keeps its input's cardinality.
+// A failure carries the element's position in the pass as the "element"
+// payload (for one file, its record number), unless an inner map set it.
 Result<Element> CallMapFn(const IndexedMapFn& fn, Element e, ElementIndex index) {
   Result<Element> r = fn(std::move(e), index);
-  if (!r.ok() && errors::IsOutOfRange(r.status())) {
-    return Status(Code::kInvalidArgument, "Function invocation produced OutOfRangeError: " + r.status().message());
+  if (r.ok()) return r;
+  Status s = r.status();
+  if (errors::IsOutOfRange(s)) {
+    s = Status(Code::kInvalidArgument, "Function invocation produced OutOfRangeError: " + s.message());
   }
-  return r;
+  if (!s.GetPayload("element")) s = s.WithPayload("element", std::to_string(index.index));
+  return s;
 }
 
 class MapDataset : public DatasetBase {

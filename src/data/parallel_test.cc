@@ -63,6 +63,7 @@ TEST(ParallelMapTest, AnErrorArrivesAtItsElementAndLaterElementsFollow) {
   Status s = it->GetNext(&e, &end);
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_EQ(s.message(), "bad element 3");
+  EXPECT_EQ(s.GetPayload("element"), "3");
   ASSERT_TRUE(it->GetNext(&e, &end).ok());
   EXPECT_EQ(e[0].scalar<int64_t>(), 4);
 }

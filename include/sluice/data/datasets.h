@@ -87,7 +87,8 @@ struct MapOptions {
 // `fn` of each element; `out_spec` is its output signature (dtype kInvalid
 // where unknown). An OutOfRange returned by fn becomes InvalidArgument
 // ("Function invocation produced OutOfRangeError: ..."), as TF does, so a
-// map never ends a sequence early.
+// map never ends a sequence early. A failure carries the element's
+// position in the pass as the "element" payload.
 Result<DatasetPtr> Map(DatasetPtr input, MapFn fn, ElementSpec out_spec, MapOptions options = {});
 // As Map, the function told which element it maps.
 Result<DatasetPtr> MapWithIndex(DatasetPtr input, IndexedMapFn fn, ElementSpec out_spec, MapOptions options = {});
