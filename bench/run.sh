@@ -25,6 +25,9 @@
 #                          DataLoader and the decode_and_crop limit, on the
 #                          same generated files (bench/train_suite.sh,
 #                          bench/train_bench.py, bench/report_train.py).
+#   bench/run.sh data      sluice.data's TFRecord -> parse_example -> batch ->
+#                          prefetch pipeline vs tf.data's (bench/data_suite.sh,
+#                          bench/py_data_bench.py).
 #
 # Environment:
 #   REPS=3          repetitions of each C++ benchmark and Python measurement
@@ -53,7 +56,8 @@ suite="${1:-}"
 case "$suite" in
   queue|records|image) ;;
   train) exec bash bench/train_suite.sh ;;  # its own build folder (TRAIN_BUILD_DIR)
-  *) echo "usage: bench/run.sh queue|records|image|train" >&2; exit 2 ;;
+  data) exec bash bench/data_suite.sh ;;    # its own build folder (DATA_BUILD_DIR)
+  *) echo "usage: bench/run.sh queue|records|image|train|data" >&2; exit 2 ;;
 esac
 
 REPS="${REPS:-3}"

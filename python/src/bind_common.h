@@ -238,6 +238,7 @@ void BindImageCodec(nb::module_& m);  // bind_image_codec.cc: decode/encode JPEG
 void BindImageOps(nb::module_& m);    // bind_image_ops.cc: resize, crop, flip, colour
 void BindPipeline(nb::module_& m);    // bind_pipeline.cc: tf.train producers, batchers, queue stats
 void BindSparseBatch(nb::module_& m);  // bind_sparse_batch.cc: packing SparseTensors for the batchers
+void BindData(nb::module_& m);         // bind_data.cc: tf.data datasets and iterators (_core.data)
 
 }  // namespace sluice::python
 

@@ -15,4 +15,5 @@ NB_MODULE(_core, m) {
   sluice::python::BindImageOps(m);
   sluice::python::BindPipeline(m);
   sluice::python::BindSparseBatch(m);
+  sluice::python::BindData(m);
 }

@@ -9,8 +9,7 @@
 
 #include "sluice/core/element.h"
 #include "sluice/core/tensor.h"
-#include "sluice/ops/composite_tensor.h"
-#include "sluice/ops/feature_spec.h"
+#include "sluice/train/element_ops.h"
 
 namespace sluice::train {
 namespace {
@@ -21,67 +20,7 @@ Status InvalidArgument(std::string message) { return Status(Code::kInvalidArgume
 // record or image a stage reads).
 Status CheckStringScalar(const TypedProducer& input, size_t component, std::string_view op) {
   if (!input.producer) return InvalidArgument(std::string(op) + ": the input producer is empty");
-  if (component >= input.size()) {
-    return InvalidArgument(std::string(op) + ": component " + std::to_string(component) +
-                           " is out of range (the input has " + std::to_string(input.size()) + " components)");
-  }
-  const PartialShape& shape = input.shapes[component];
-  if (input.dtypes[component] != DType::kString || !shape.rank_known() || shape.rank() != 0) {
-    return InvalidArgument(std::string(op) + ": component " + std::to_string(component) +
-                           " must be a string scalar, not " + std::string(DTypeName(input.dtypes[component])) + " " +
-                           shape.DebugString());
-  }
-  return Status();
-}
-
-// The string scalar `component` of an element produced by a checked input.
-Result<std::string_view> StringScalarOf(const Element& e, size_t component, std::string_view op) {
-  if (component >= e.size() || e[component].dtype() != DType::kString || e[component].num_elements() != 1) {
-    return Status(Code::kInvalidArgument,
-                  std::string(op) + ": expected a string scalar at component " + std::to_string(component));
-  }
-  return std::string_view(e[component].scalar<std::string>());
-}
-
-// Appends the signature of one parsed feature to *out.
-Status AppendFeatureSignature(const std::string& key, const ops::FeatureConfig& config, TypedProducer* out) {
-  auto add = [out](DType dtype, PartialShape shape, std::string name) {
-    out->dtypes.push_back(dtype);
-    out->shapes.push_back(std::move(shape));
-    out->names.push_back(std::move(name));
-  };
-  auto add_sparse = [&](DType dtype, int64_t rank) {
-    add(DType::kInt64, PartialShape({-1, rank}), key + "/indices");
-    add(dtype, PartialShape({-1}), key + "/values");
-    add(DType::kInt64, PartialShape({rank}), key + "/dense_shape");
-  };
-  if (const auto* fixed = std::get_if<ops::FixedLenFeature>(&config)) {
-    add(fixed->dtype, PartialShape(fixed->shape), key);
-  } else if (const auto* var = std::get_if<ops::VarLenFeature>(&config)) {
-    add_sparse(var->dtype, 1);
-  } else if (const auto* sparse = std::get_if<ops::SparseFeature>(&config)) {
-    add_sparse(sparse->dtype, static_cast<int64_t>(sparse->index_key.size()));
-  } else {
-    return InvalidArgument("map_parse_example supports FixedLenFeature, VarLenFeature and SparseFeature; '" + key +
-                           "' is another kind");
-  }
-  return Status();
-}
-
-// The components of parsed features, in the spec's (sorted) order.
-Element FlattenFeatures(ops::ParsedFeatures&& parsed, size_t num_components) {
-  std::vector<Tensor> components;
-  components.reserve(num_components);
-  for (auto& [name, value] : parsed) {
-    if (auto* dense = std::get_if<Tensor>(&value)) {
-      components.push_back(std::move(*dense));
-    } else if (auto* sparse = std::get_if<ops::SparseTensor>(&value)) {
-      components.push_back(std::move(sparse->indices));
-      components.push_back(std::move(sparse->values));
-      components.push_back(std::move(sparse->dense_shape));
-    }
-  }
-  return Element(std::move(components));
+  return CheckStringScalar(ElementSignature{input.dtypes, input.shapes, {}}, component, op);
 }
 
 }  // namespace
@@ -101,21 +40,18 @@ uint64_t SeedStream::SeedFor(uint64_t seed, uint64_t index) {
 
 Result<TypedProducer> MapParseExample(TypedProducer input, ops::ExampleParser parser, size_t value_index) {
   if (Status s = CheckStringScalar(input, value_index, "map_parse_example"); !s.ok()) return s;
-  TypedProducer out;
-  for (const auto& [key, config] : parser.features()) {
-    if (Status s = AppendFeatureSignature(key, config, &out); !s.ok()) return s;
-  }
+  Result<ElementSignature> sig = ParseExampleSignature(parser);
+  if (!sig.ok()) return sig.status();
+  TypedProducer out{nullptr, std::move(sig->dtypes), std::move(sig->shapes), std::move(sig->names)};
   const size_t num_components = out.size();
   out.producer = [in = std::move(input.producer), parser = std::move(parser), value_index,
                   num_components]() -> Result<Element> {
     RecordOriginScope origin;
     Result<Element> e = in();
     if (!e.ok()) return e.status();
-    Result<std::string_view> record = StringScalarOf(*e, value_index, "map_parse_example");
-    if (!record.ok()) return record.status();
-    Result<ops::ParsedFeatures> parsed = parser.ParseSingle(*record);
+    Result<Element> parsed = ParseExampleElement(parser, *e, value_index, num_components);
     if (!parsed.ok()) return origin.Annotate(parsed.status());
-    return FlattenFeatures(std::move(*parsed), num_components);
+    return parsed;
   };
   return out;
 }
@@ -135,11 +71,7 @@ Result<TypedProducer> MapDecodeJpeg(TypedProducer input, size_t component, image
     RecordOriginScope origin;
     Result<Element> e = in();
     if (!e.ok()) return e.status();
-    Result<std::string_view> contents = StringScalarOf(*e, component, "map_decode_jpeg");
-    if (!contents.ok()) return contents.status();
-    Result<Tensor> decoded = image::DecodeJpeg(*contents, options);
-    if (!decoded.ok()) return origin.Annotate(decoded.status());
-    (*e)[component] = std::move(*decoded);
+    if (Status s = DecodeJpegElement(&*e, component, options); !s.ok()) return origin.Annotate(s);
     return e;
   };
   return out;
@@ -159,13 +91,9 @@ Result<TypedProducer> MapRandomResizedCrop(TypedProducer input, size_t component
     RecordOriginScope origin;
     Result<Element> e = in();
     if (!e.ok()) return e.status();
-    Result<std::string_view> contents = StringScalarOf(*e, component, "map_random_resized_crop");
-    if (!contents.ok()) return contents.status();
-    Tensor crop(DType::kFloat32, shape);
-    if (Status s = image::DecodeRandomResizedCropInto(*contents, options, seeds->Next(), crop); !s.ok()) {
+    if (Status s = RandomResizedCropElement(&*e, component, options, shape, seeds->Next()); !s.ok()) {
       return origin.Annotate(s);
     }
-    (*e)[component] = std::move(crop);
     return e;
   };
   return out;

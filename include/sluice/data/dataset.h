@@ -1,0 +1,115 @@
+// The tf.data engine: a DatasetBase is an immutable description of a
+// sequence of elements (a source, or a transformation of other datasets); an
+// IteratorBase walks one pass over it.
+//
+//   DatasetPtr ds = Batch(Map(TFRecordDataset({"a.tfrecord"}), parse), 64);
+//   std::unique_ptr<IteratorBase> it = ds->MakeIterator();
+//   Element e; bool end = false;
+//   while (it->GetNext(&e, &end).ok() && !end) { ... }
+//
+// Ownership: datasets are shared (DatasetPtr = shared_ptr<const DatasetBase>;
+// they must be made by make_shared: iterators hold shared_from_this());
+// a transformation keeps its inputs alive, and an iterator keeps its dataset
+// alive. Datasets are immutable, so any thread may make iterators of the same
+// dataset at once (thread-safe), apart from counters a dataset documents
+// (shuffle's epoch), which are atomic.
+//
+// Iterators: GetNext reports the end of the sequence apart from errors, as
+// tf.data does: a clean end is OK with *end_of_sequence true; an error is the
+// element's own (the caller may call GetNext again, and gets the next
+// element or the same failure); a stray OutOfRange from an inner iterator is
+// turned into Internal at the root. An iterator is used by one thread at a
+// time. Iterators that run threads (parallel map, prefetch, parallel
+// interleave) start them on the first GetNext; all iterators made from one
+// MakeIterator() call share a CancellationManager (IteratorContext), and
+// destroying the root iterator cancels it first, so every worker blocked
+// anywhere in the tree wakes at once, and then joins every thread. Every
+// buffer is bounded.
+#ifndef SLUICE_DATA_DATASET_H_
+#define SLUICE_DATA_DATASET_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sluice/core/cancellation.h"
+#include "sluice/core/dtype.h"
+#include "sluice/core/element.h"
+#include "sluice/core/shape.h"
+#include "sluice/core/status.h"
+
+namespace sluice::data {
+
+// tf.data's cardinality values (tf.data.INFINITE_CARDINALITY, UNKNOWN_CARDINALITY).
+inline constexpr int64_t kInfiniteCardinality = -1;
+inline constexpr int64_t kUnknownCardinality = -2;
+// tf.data.AUTOTUNE: for now, the number of cores (num_parallel_calls,
+// cycle_length) or a buffer of that many elements (prefetch).
+inline constexpr int64_t kAutotune = -1;
+
+// What AUTOTUNE resolves to: the number of cores (at least 1).
+int64_t AutotuneParallelism();
+
+// The signature of every element: component i has dtypes[i] and a shape
+// compatible with shapes[i]. dtype kInvalid means "not known before the
+// element is made" (a Python map function's result). names is empty or has
+// one entry per component (the keys of a dict element). A value type.
+struct ElementSpec {
+  std::vector<DType> dtypes;
+  std::vector<PartialShape> shapes;
+  std::vector<std::string> names;
+
+  size_t size() const { return dtypes.size(); }
+  std::string DebugString() const;
+};
+
+// Shared by every iterator of one tree (one MakeIterator() call).
+struct IteratorContext {
+  std::shared_ptr<CancellationManager> cancellation;
+};
+
+class IteratorBase {
+ public:
+  IteratorBase() = default;
+  IteratorBase(const IteratorBase&) = delete;
+  IteratorBase& operator=(const IteratorBase&) = delete;
+  // Iterators with threads cancel and join them here.
+  virtual ~IteratorBase() = default;
+
+  // The next element into *out, or *end_of_sequence = true at the end (OK).
+  // Errors: the element's (a reader's DataLoss naming file and record, a
+  // map function's failure), Cancelled once the tree is being destroyed.
+  // May block until an input or a worker delivers. Not thread-safe: one
+  // caller at a time.
+  [[nodiscard]] virtual Status GetNext(Element* out, bool* end_of_sequence) = 0;
+};
+
+class DatasetBase : public std::enable_shared_from_this<DatasetBase> {
+ public:
+  explicit DatasetBase(ElementSpec spec) : spec_(std::move(spec)) {}
+  DatasetBase(const DatasetBase&) = delete;
+  DatasetBase& operator=(const DatasetBase&) = delete;
+  virtual ~DatasetBase() = default;
+
+  const ElementSpec& element_spec() const { return spec_; }
+  // A count, kInfiniteCardinality or kUnknownCardinality (TF's rules).
+  virtual int64_t cardinality() const = 0;
+  // "Batch", "Map", ... for messages.
+  virtual std::string DebugName() const = 0;
+
+  // A new pass over the dataset, with its own IteratorContext. Thread-safe.
+  std::unique_ptr<IteratorBase> MakeIterator() const;
+  // An iterator inside the tree of `ctx` (used by transformations).
+  virtual std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const = 0;
+
+ private:
+  const ElementSpec spec_;
+};
+
+using DatasetPtr = std::shared_ptr<const DatasetBase>;
+
+}  // namespace sluice::data
+
+#endif  // SLUICE_DATA_DATASET_H_

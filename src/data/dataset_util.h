@@ -1,0 +1,48 @@
+// Helpers shared by the dataset implementations (private to src/data).
+#ifndef SLUICE_SRC_DATA_DATASET_UTIL_H_
+#define SLUICE_SRC_DATA_DATASET_UTIL_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "sluice/core/cancellation.h"
+#include "sluice/data/dataset.h"
+
+namespace sluice::data {
+
+// Registers `on_cancel` with the tree's CancellationManager for its lifetime.
+// If cancellation has already started, runs it at once. Deregistering waits
+// for a running callback, so destroy this without holding a lock that
+// on_cancel takes.
+class CancelRegistration {
+ public:
+  CancelRegistration(const IteratorContext& ctx, std::function<void()> on_cancel);
+  ~CancelRegistration();
+  CancelRegistration(const CancelRegistration&) = delete;
+  CancelRegistration& operator=(const CancelRegistration&) = delete;
+
+ private:
+  std::shared_ptr<CancellationManager> cm_;
+  CancellationManager::Token token_ = CancellationManager::kInvalidToken;
+};
+
+// An iterator over `dataset` (a DatasetPtr of the concrete type), which it
+// keeps alive.
+template <class D>
+class DatasetIterator : public IteratorBase {
+ public:
+  explicit DatasetIterator(const D* dataset)
+      : dataset_(std::static_pointer_cast<const D>(dataset->shared_from_this())) {}
+
+ protected:
+  const std::shared_ptr<const D> dataset_;
+};
+
+inline Status InvalidArgument(std::string message) { return Status(Code::kInvalidArgument, std::move(message)); }
+Status CheckInput(const DatasetPtr& input, std::string_view op);
+
+}  // namespace sluice::data
+
+#endif  // SLUICE_SRC_DATA_DATASET_UTIL_H_

@@ -1,0 +1,115 @@
+// Interleave: TF's InterleaveDataset order (cycle_length open datasets,
+// block_length elements from each in turn, a finished one replaced by the
+// next input element in its place). With num_parallel_calls each open
+// dataset is read ahead by a prefetching iterator on its own thread; the
+// order stays the deterministic one.
+#include <utility>
+
+#include "data/dataset_util.h"
+#include "data/prefetch.h"
+#include "sluice/data/datasets.h"
+
+namespace sluice::data {
+namespace {
+
+class InterleaveDataset : public DatasetBase {
+ public:
+  InterleaveDataset(DatasetPtr input, InterleaveFn fn, ElementSpec spec, InterleaveOptions options)
+      : DatasetBase(std::move(spec)), input_(std::move(input)), fn_(std::move(fn)), options_(options) {}
+
+  int64_t cardinality() const override { return kUnknownCardinality; }
+  std::string DebugName() const override { return options_.num_parallel_calls ? "ParallelInterleave" : "Interleave"; }
+  std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    return std::make_unique<Iterator>(this, ctx);
+  }
+
+ private:
+  class Iterator : public DatasetIterator<InterleaveDataset> {
+   public:
+    Iterator(const InterleaveDataset* d, const IteratorContext& ctx)
+        : DatasetIterator(d),
+          ctx_(ctx),
+          input_(d->input_->MakeIteratorInternal(ctx)),
+          current_(static_cast<size_t>(d->options_.cycle_length == kAutotune ? AutotuneParallelism()
+                                                                             : d->options_.cycle_length)) {}
+
+    Status GetNext(Element* out, bool* end_of_sequence) override {
+      const int64_t block_length = dataset_->options_.block_length;
+      while (!end_of_input_ || num_open_ > 0) {
+        std::unique_ptr<IteratorBase>& slot = current_[cycle_index_];
+        if (slot) {
+          bool end = false;
+          SLUICE_RETURN_IF_ERROR(slot->GetNext(out, &end));
+          if (!end) {
+            if (++block_index_ == block_length) Advance();
+            *end_of_sequence = false;
+            return Status();
+          }
+          slot.reset();
+          --num_open_;
+          Advance();
+        } else if (!end_of_input_) {
+          Element e;
+          SLUICE_RETURN_IF_ERROR(input_->GetNext(&e, &end_of_input_));
+          if (!end_of_input_) {
+            SLUICE_RETURN_IF_ERROR(Open(std::move(e), &slot));
+            ++num_open_;
+          }
+        } else {
+          Advance();
+        }
+      }
+      *end_of_sequence = true;
+      return Status();
+    }
+
+   private:
+    void Advance() {
+      block_index_ = 0;
+      cycle_index_ = (cycle_index_ + 1) % current_.size();
+    }
+
+    Status Open(Element e, std::unique_ptr<IteratorBase>* slot) {
+      Result<DatasetPtr> ds = dataset_->fn_(std::move(e));
+      if (!ds.ok()) return ds.status();
+      if (!*ds) return InvalidArgument("interleave: the function returned no dataset");
+      // The iterator keeps its dataset alive.
+      std::unique_ptr<IteratorBase> it = (*ds)->MakeIteratorInternal(ctx_);
+      if (dataset_->options_.num_parallel_calls) {
+        const size_t ahead = static_cast<size_t>(std::max<int64_t>(dataset_->options_.block_length, 2));
+        it = MakePrefetchIterator(std::move(it), ahead, ctx_, *ds);
+      }
+      *slot = std::move(it);
+      return Status();
+    }
+
+    const IteratorContext ctx_;
+    std::unique_ptr<IteratorBase> input_;
+    std::vector<std::unique_ptr<IteratorBase>> current_;
+    size_t cycle_index_ = 0;
+    int64_t block_index_ = 0;
+    int64_t num_open_ = 0;
+    bool end_of_input_ = false;
+  };
+
+  const DatasetPtr input_;
+  const InterleaveFn fn_;
+  const InterleaveOptions options_;
+};
+
+}  // namespace
+
+Result<DatasetPtr> Interleave(DatasetPtr input, InterleaveFn fn, ElementSpec out_spec, InterleaveOptions options) {
+  SLUICE_RETURN_IF_ERROR(CheckInput(input, "interleave"));
+  if (!fn) return InvalidArgument("interleave: the function is empty");
+  if (options.cycle_length != kAutotune && options.cycle_length < 1) {
+    return InvalidArgument("cycle_length must be positive or AUTOTUNE");
+  }
+  if (options.block_length < 1) return InvalidArgument("block_length must be positive");
+  if (options.num_parallel_calls && *options.num_parallel_calls != kAutotune && *options.num_parallel_calls < 1) {
+    return InvalidArgument("num_parallel_calls must be positive or AUTOTUNE");
+  }
+  return DatasetPtr(std::make_shared<InterleaveDataset>(std::move(input), std::move(fn), std::move(out_spec), options));
+}
+
+}  // namespace sluice::data

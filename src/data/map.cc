@@ -1,0 +1,332 @@
+// Map (sequential, or parallel with ordered or first-ready hand-out) and
+// Filter.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <thread>
+#include <utility>
+
+#include "data/dataset_util.h"
+#include "sluice/core/mutex.h"
+#include "sluice/core/thread_pool.h"
+#include "sluice/data/datasets.h"
+
+namespace sluice::data {
+namespace {
+
+// A map function's OutOfRange would end the sequence early; TF reports it
+// as InvalidArgument so a map keeps its input's cardinality.
+// A failure carries the element's position in the pass as the "element"
+// payload (for one file, its record number), unless an inner map set it.
+Result<Element> CallMapFn(const IndexedMapFn& fn, Element e, ElementIndex index) {
+  Result<Element> r = fn(std::move(e), index);
+  if (r.ok()) return r;
+  Status s = r.status();
+  if (errors::IsOutOfRange(s)) {
+    s = Status(Code::kInvalidArgument, "Function invocation produced OutOfRangeError: " + s.message());
+  }
+  if (!s.GetPayload("element")) s = s.WithPayload("element", std::to_string(index.index));
+  return s;
+}
+
+class MapDataset : public DatasetBase {
+ public:
+  MapDataset(DatasetPtr input, IndexedMapFn fn, ElementSpec spec, MapOptions options)
+      : DatasetBase(std::move(spec)), input_(std::move(input)), fn_(std::move(fn)), options_(options) {}
+
+  int64_t cardinality() const override { return input_->cardinality(); }
+  std::string DebugName() const override { return options_.num_parallel_calls ? "ParallelMap" : "Map"; }
+  std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override;
+
+ private:
+  class Iterator;
+  class ParallelIterator;
+
+  const DatasetPtr input_;
+  const IndexedMapFn fn_;
+  const MapOptions options_;
+  mutable std::atomic<uint64_t> epochs_{0};  // iterators made so far
+};
+
+class MapDataset::Iterator : public DatasetIterator<MapDataset> {
+ public:
+  Iterator(const MapDataset* d, const IteratorContext& ctx, uint64_t epoch)
+      : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), epoch_(epoch) {}
+
+  Status GetNext(Element* out, bool* end_of_sequence) override {
+    Element in;
+    SLUICE_RETURN_IF_ERROR(input_->GetNext(&in, end_of_sequence));
+    if (*end_of_sequence) return Status();
+    Result<Element> r = CallMapFn(dataset_->fn_, std::move(in), ElementIndex{epoch_, next_index_++});
+    if (!r.ok()) return r.status();
+    *out = std::move(*r);
+    return Status();
+  }
+
+ private:
+  std::unique_ptr<IteratorBase> input_;
+  const uint64_t epoch_;
+  uint64_t next_index_ = 0;
+};
+
+// Workers take input elements in order (a chunk at a time, under input_mu_),
+// each into a slot at the back of slots_, and run the function outside every
+// lock. The consumer takes the front slot once it is done (deterministic) or
+// any done slot (not deterministic). At most capacity_ chunks of slots (plus
+// one) exist at once.
+class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
+ public:
+  ParallelIterator(const MapDataset* d, const IteratorContext& ctx, int64_t threads, uint64_t epoch)
+      : DatasetIterator(d),
+        num_threads_(threads),
+        epoch_(epoch),
+        capacity_(static_cast<size_t>(2 * threads)),
+        input_(d->input_->MakeIteratorInternal(ctx)),
+        cancel_(ctx, [this] { Cancel(); }) {}
+
+  ~ParallelIterator() override {
+    Cancel();
+    for (std::thread& t : threads_) t.join();
+  }
+
+  Status GetNext(Element* out, bool* end_of_sequence) override EXCLUDES(mu_) {
+    if (threads_.empty()) StartThreads();
+    MutexLock lock(&mu_);
+    while (true) {
+      if (cancelled_) return errors::Cancelled("iterator was cancelled");
+      auto ready = FindReadyLocked();
+      if (ready != slots_.end()) {
+        std::shared_ptr<Slot> slot = *ready;
+        if (slot->end) {
+          *end_of_sequence = true;
+          return Status();  // the end slot stays: later calls end too
+        }
+        slots_.erase(ready);
+        if (workers_waiting_ > 0) space_cv_.Signal();
+        *end_of_sequence = false;
+        if (!slot->status.ok()) return slot->status;
+        *out = std::move(slot->element);
+        return Status();
+      }
+      consumer_waiting_ = true;
+      ready_cv_.Wait(&mu_);
+      consumer_waiting_ = false;
+    }
+  }
+
+ private:
+  struct Slot {
+    bool done = false;
+    bool end = false;
+    Status status;
+    Element element;
+  };
+
+  void StartThreads() {
+    threads_.reserve(static_cast<size_t>(num_threads_));
+    for (int64_t i = 0; i < num_threads_; ++i) {
+      threads_.emplace_back([this] {
+        SetCurrentThreadName("sluice_map");
+        WorkerLoop();
+      });
+    }
+  }
+
+  void Cancel() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    cancelled_ = true;
+    ready_cv_.SignalAll();
+    space_cv_.SignalAll();
+  }
+
+  // The slot to hand out next, or end(). The end slot (the last) is ready
+  // only once every slot before it is gone.
+  std::deque<std::shared_ptr<Slot>>::iterator FindReadyLocked() REQUIRES(mu_) {
+    mu_.AssertHeld();
+    if (slots_.empty()) return slots_.end();
+    if (dataset_->options_.deterministic || slots_.size() == 1) {
+      return slots_.front()->done ? slots_.begin() : slots_.end();
+    }
+    for (auto it = slots_.begin(); it != slots_.end(); ++it) {
+      if ((*it)->done && !(*it)->end) return it;
+    }
+    return slots_.end();
+  }
+
+  // One chunk per round: up to chunk_size() input elements are read and
+  // given slots in order under input_mu_, mapped outside every lock, then
+  // published together. Chunks make a cheap function (parsing a small
+  // record) cost one hand-off per chunk instead of one per element.
+  void WorkerLoop() EXCLUDES(mu_, input_mu_) {
+    std::vector<std::shared_ptr<Slot>> chunk;
+    std::vector<Element> elements;
+    while (true) {
+      chunk.clear();
+      elements.clear();
+      uint64_t first_index = 0;
+      bool end = false;
+      {
+        MutexLock input_lock(&input_mu_);
+        const size_t want = ChunkSize();
+        {
+          MutexLock lock(&mu_);
+          while (!cancelled_ && !input_done_ && slots_.size() >= want * capacity_) {
+            ++workers_waiting_;
+            space_cv_.Wait(&mu_);
+            --workers_waiting_;
+          }
+          if (cancelled_ || input_done_) return;
+          first_index = next_index_;
+          for (size_t j = 0; j < want; ++j) {
+            chunk.push_back(std::make_shared<Slot>());
+            slots_.push_back(chunk.back());
+          }
+        }
+        elements.resize(chunk.size());
+        size_t got = 0;
+        for (; got < chunk.size(); ++got) {
+          Status s = input_->GetNext(&elements[got], &end);
+          if (!s.ok()) chunk[got]->status = s;
+          if (end) break;
+        }
+        MutexLock lock(&mu_);
+        next_index_ += got;
+        if (end) {
+          // Slot `got` becomes the end; the reserved ones after it go (they
+          // are the last in slots_: only this thread appends, under input_mu_).
+          for (size_t j = got + 1; j < chunk.size(); ++j) slots_.pop_back();
+          chunk.resize(got + 1);
+          chunk[got]->end = true;
+          input_done_ = true;
+          space_cv_.SignalAll();
+        }
+      }
+      const size_t n = end ? chunk.size() - 1 : chunk.size();
+      const auto start = std::chrono::steady_clock::now();
+      for (size_t j = 0; j < n; ++j) {
+        if (!chunk[j]->status.ok()) continue;
+        Result<Element> r = CallMapFn(dataset_->fn_, std::move(elements[j]), ElementIndex{epoch_, first_index + j});
+        if (r.ok()) {
+          elements[j] = std::move(*r);
+        } else {
+          chunk[j]->status = r.status();
+        }
+      }
+      if (n > 0) RecordCallTime((std::chrono::steady_clock::now() - start) / n);
+      MutexLock lock(&mu_);
+      for (size_t j = 0; j < chunk.size(); ++j) {
+        chunk[j]->done = true;
+        if (j < n && chunk[j]->status.ok()) chunk[j]->element = std::move(elements[j]);
+      }
+      if (consumer_waiting_) ready_cv_.Signal();
+      if (end) return;
+    }
+  }
+
+  // Elements per chunk: enough calls for about kChunkTarget of work, at most
+  // kMaxChunk; 1 until a call has been timed.
+  size_t ChunkSize() const {
+    const int64_t ns = call_ns_.load(std::memory_order_relaxed);
+    if (ns <= 0) return 1;
+    return static_cast<size_t>(std::clamp<int64_t>(kChunkTargetNs / ns, 1, kMaxChunk));
+  }
+  void RecordCallTime(std::chrono::nanoseconds per_call) {
+    const int64_t old_ns = call_ns_.load(std::memory_order_relaxed);
+    const int64_t ns = std::max<int64_t>(1, per_call.count());
+    call_ns_.store(old_ns <= 0 ? ns : (3 * old_ns + ns) / 4, std::memory_order_relaxed);
+  }
+
+  static constexpr int64_t kChunkTargetNs = 50'000;
+  static constexpr int64_t kMaxChunk = 32;
+
+  // Constant after construction.
+  const int64_t num_threads_;
+  const uint64_t epoch_;
+  const size_t capacity_;  // in chunks
+
+  Mutex input_mu_ ACQUIRED_BEFORE(mu_);
+  std::unique_ptr<IteratorBase> input_ GUARDED_BY(input_mu_);
+
+  Mutex mu_;
+  CondVar ready_cv_;  // a slot is done, or cancelled
+  CondVar space_cv_;  // a slot was taken, the input ended, or cancelled
+  std::deque<std::shared_ptr<Slot>> slots_ GUARDED_BY(mu_);
+  uint64_t next_index_ GUARDED_BY(mu_) = 0;
+  bool input_done_ GUARDED_BY(mu_) = false;
+  bool cancelled_ GUARDED_BY(mu_) = false;
+  bool consumer_waiting_ GUARDED_BY(mu_) = false;
+  int workers_waiting_ GUARDED_BY(mu_) = 0;
+  std::atomic<int64_t> call_ns_{0};  // average time of one call (EWMA)
+
+  std::vector<std::thread> threads_;  // consumer thread and destructor only
+  CancelRegistration cancel_;         // last: deregistered first
+};
+
+std::unique_ptr<IteratorBase> MapDataset::MakeIteratorInternal(const IteratorContext& ctx) const {
+  const uint64_t epoch = epochs_.fetch_add(1, std::memory_order_relaxed);
+  if (!options_.num_parallel_calls) return std::make_unique<Iterator>(this, ctx, epoch);
+  int64_t n = *options_.num_parallel_calls;
+  if (n == kAutotune) n = AutotuneParallelism();
+  return std::make_unique<ParallelIterator>(this, ctx, n, epoch);
+}
+
+class FilterDataset : public DatasetBase {
+ public:
+  FilterDataset(DatasetPtr input, PredicateFn predicate)
+      : DatasetBase(input->element_spec()), input_(std::move(input)), predicate_(std::move(predicate)) {}
+
+  int64_t cardinality() const override { return kUnknownCardinality; }
+  std::string DebugName() const override { return "Filter"; }
+  std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    return std::make_unique<Iterator>(this, ctx);
+  }
+
+ private:
+  class Iterator : public DatasetIterator<FilterDataset> {
+   public:
+    Iterator(const FilterDataset* d, const IteratorContext& ctx)
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+    Status GetNext(Element* out, bool* end_of_sequence) override {
+      while (true) {
+        SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+        if (*end_of_sequence) return Status();
+        Result<bool> keep = dataset_->predicate_(*out);
+        if (!keep.ok()) return keep.status();
+        if (*keep) return Status();
+      }
+    }
+
+   private:
+    std::unique_ptr<IteratorBase> input_;
+  };
+
+  const DatasetPtr input_;
+  const PredicateFn predicate_;
+};
+
+}  // namespace
+
+Result<DatasetPtr> Map(DatasetPtr input, MapFn fn, ElementSpec out_spec, MapOptions options) {
+  if (!fn) return InvalidArgument("map: the function is empty");
+  IndexedMapFn indexed = [fn = std::move(fn)](Element e, ElementIndex) { return fn(std::move(e)); };
+  return MapWithIndex(std::move(input), std::move(indexed), std::move(out_spec), options);
+}
+
+Result<DatasetPtr> MapWithIndex(DatasetPtr input, IndexedMapFn fn, ElementSpec out_spec, MapOptions options) {
+  SLUICE_RETURN_IF_ERROR(CheckInput(input, "map"));
+  if (!fn) return InvalidArgument("map: the function is empty");
+  if (options.num_parallel_calls && *options.num_parallel_calls != kAutotune && *options.num_parallel_calls < 1) {
+    return InvalidArgument("num_parallel_calls must be positive or AUTOTUNE, not " +
+                           std::to_string(*options.num_parallel_calls));
+  }
+  return DatasetPtr(std::make_shared<MapDataset>(std::move(input), std::move(fn), std::move(out_spec), options));
+}
+
+Result<DatasetPtr> Filter(DatasetPtr input, PredicateFn predicate) {
+  SLUICE_RETURN_IF_ERROR(CheckInput(input, "filter"));
+  if (!predicate) return InvalidArgument("filter: the predicate is empty");
+  return DatasetPtr(std::make_shared<FilterDataset>(std::move(input), std::move(predicate)));
+}
+
+}  // namespace sluice::data
