@@ -311,18 +311,13 @@ void BM_Throughput(benchmark::State& state, int64_t items, int producers, int co
     for (int p = 0; p < producers; ++p) ps.push_back(std::make_unique<typename A::ProducerState>(*q, p));
     std::atomic<uint64_t> sum{0};
     // The threads are started before the timed region and released
-    // together at its start: creating 2-8 threads cost 10-25% of a fast
-    // iteration (many64), the same absolute time for every queue.
-    // They wait for the start by yielding, not in a futex: woken from one,
-    // they all landed on the waker's CPU (64 B single 1x1 ran at 2/3 speed).
-    // The timed region ends at the last thread's last operation (manual
-    // time), not once the threads have exited: an exit (glibc releasing the
-    // thread's stack, with a TLB shoot-down IPI to the other CPU) cost 5% of
-    // a 4 KiB many64 iteration of 0.4 ms (perf), the same absolute time for
-    // every queue. A worker makes no system call in the timed region
-    // (steady_clock reads the vDSO): a per-thread CPU clock read at the
-    // start moved threads between CPUs (64 B single 1x1 ran at half speed),
-    // and a latch for the end perturbed 1x1 runs the same way.
+    // together at its start (creating them costs every queue the same), and
+    // wait for the start by yielding, not in a futex (woken from one, they
+    // all landed on the waker's CPU). The timed region ends at the last
+    // thread's last operation (manual time), not once the threads have
+    // exited. A worker makes no system call in the timed region
+    // (steady_clock reads the vDSO): system calls moved threads between
+    // CPUs. See docs/perf/bench-method.md.
     std::latch ready(producers + consumers);
     std::atomic<bool> go{false};
     std::vector<std::chrono::steady_clock::time_point> done(producers + consumers);
@@ -490,8 +485,8 @@ void RegisterPayload() {
 int main(int argc, char** argv) {
   using namespace sluice_bench;
   // glibc gives the top of the heap back to the kernel once 128 KiB are free
-  // there, and the next allocations fault the pages in again (about 2 us a
-  // page on the VM these figures come from). With 4 KiB payloads that churn
+  // there, and the next allocations fault the pages in again
+  // (docs/perf/bench-method.md). With 4 KiB payloads that churn
   // follows how full each queue runs, not what the queue costs, so by default
   // every queue runs with trimming off and a fixed mmap threshold.
   // SLUICE_BENCH_MALLOC=default keeps glibc's defaults.

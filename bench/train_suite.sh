@@ -22,8 +22,7 @@
 #   TRAIN_EPOCHS=8      epochs per measurement (4,096 images): the sluice
 #                       and TF runs are timed from the start of their
 #                       runners, so a short run also measures start-up and
-#                       the final drain (at 2 epochs, 0.6 s in all, they
-#                       cost sluice 7% at 1 thread and 15% at 2); the
+#                       the final drain (docs/perf/bench-method.md); the
 #                       limits are steady-state rates
 #   PY_BUILD_DIR=$TRAIN_BUILD_DIR-py   sluice._core for the sluice_py row
 #   SKIP_PY=1           sluice rows only

@@ -18,30 +18,26 @@ elseif(NOT SLUICE_SANITIZE STREQUAL "")
   message(FATAL_ERROR "SLUICE_SANITIZE must be '', 'thread' or 'address', not '${SLUICE_SANITIZE}'")
 endif()
 
-# sluice_add_test(NAME name SOURCES a_test.cc ... [LABELS concurrency])
-# A GoogleTest executable linked to sluice, registered with ctest. The label
-# "concurrency" marks tests that CI runs under ThreadSanitizer.
+# sluice_add_test(NAME name SOURCES a_test.cc ... [LAYER layer] [LIBS ...] [LABELS concurrency])
+# A GoogleTest executable registered with ctest. With LAYER, it links that
+# layer and compiles as the layer's sources do (sluice_layer_view: the
+# layer's private headers, nothing above it); without, it links all of
+# libsluice. The label "concurrency" marks tests that CI runs under
+# ThreadSanitizer.
 function(sluice_add_test)
-  cmake_parse_arguments(T "" "NAME" "SOURCES;LABELS;LIBS" ${ARGN})
+  cmake_parse_arguments(T "" "NAME;LAYER" "SOURCES;LABELS;LIBS" ${ARGN})
   if(NOT SLUICE_BUILD_TESTS)
     return()
   endif()
   add_executable(${T_NAME} ${T_SOURCES})
-  target_link_libraries(${T_NAME} PRIVATE sluice GTest::gtest GTest::gtest_main sluice_compile_options ${T_LIBS})
+  if(T_LAYER)
+    sluice_layer_view(${T_NAME} ${T_LAYER})
+  else()
+    target_link_libraries(${T_NAME} PRIVATE sluice)
+  endif()
+  target_link_libraries(${T_NAME} PRIVATE GTest::gtest GTest::gtest_main sluice_compile_options ${T_LIBS})
   gtest_discover_tests(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT 300 DISCOVERY_TIMEOUT 60)
 endfunction()
 if(SLUICE_BUILD_TESTS)
   include(GoogleTest)
 endif()
-
-# sluice_layer(NAME core SOURCES ... DEPS other_layers...)
-function(sluice_layer)
-  cmake_parse_arguments(L "" "NAME" "SOURCES;DEPS" ${ARGN})
-  add_library(sluice_${L_NAME} OBJECT ${L_SOURCES})
-  target_include_directories(sluice_${L_NAME} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
-                                                PRIVATE ${PROJECT_SOURCE_DIR}/src)
-  target_link_libraries(sluice_${L_NAME} PUBLIC Threads::Threads PRIVATE sluice_compile_options)
-  foreach(dep IN LISTS L_DEPS)
-    target_link_libraries(sluice_${L_NAME} PUBLIC sluice_${dep})
-  endforeach()
-endfunction()

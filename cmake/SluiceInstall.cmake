@@ -1,6 +1,8 @@
-# Installs libsluice, its headers, a CMake package (find_package(sluice) ->
-# sluice::sluice) and a pkg-config file (pkg-config --cflags --libs sluice).
-# tests/install/ proves both from a downstream project (ctest -L install).
+# Installs libsluice, the per-layer libraries, the headers, a CMake package
+# (find_package(sluice) -> sluice::sluice, and sluice::<layer> for one layer
+# and those below it) and a pkg-config file (pkg-config --cflags --libs
+# sluice). tests/install/ proves them from a downstream project (ctest -L
+# install).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -13,7 +15,15 @@ target_compile_features(sluice PUBLIC cxx_std_20)
 # $<LINK_ONLY:ZLIB::ZLIB>, so sluiceConfig.cmake finds ZLIB and sluice.pc
 # lists -lz.
 
-install(TARGETS sluice EXPORT sluiceTargets
+# sluice::sluice is libsluice, every layer's objects in one library: the sum
+# of the layers. sluice::<layer> (libsluice_<layer>.a) links the layers below
+# it. Link one or the other: both hold the same objects.
+get_property(SLUICE_LAYERS GLOBAL PROPERTY SLUICE_LAYERS)
+set(_sluice_layer_targets)
+foreach(layer IN LISTS SLUICE_LAYERS)
+  list(APPEND _sluice_layer_targets sluice_${layer})
+endforeach()
+install(TARGETS sluice ${_sluice_layer_targets} EXPORT sluiceTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
@@ -22,6 +32,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/sluice DESTINATION ${CMAKE_INSTA
   FILES_MATCHING PATTERN "*.h")
 install(EXPORT sluiceTargets NAMESPACE sluice:: DESTINATION ${SLUICE_INSTALL_CMAKEDIR})
 
+string(JOIN ", " SLUICE_LAYERS_TEXT ${SLUICE_LAYERS})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/sluiceConfig.cmake.in
   ${PROJECT_BINARY_DIR}/sluiceConfig.cmake
   INSTALL_DESTINATION ${SLUICE_INSTALL_CMAKEDIR})

@@ -234,10 +234,7 @@ struct BlockCache::State {
   // the tensors that a consumer thread frees (a queue's batches, a decoded
   // crop per example), and the mutex plus the class's vector were cache
   // lines that crossed cores twice per block; a slot is one line, one
-  // exchange on each side. Measured (bench/run.sh queue, FIFOQueue 4 KiB
-  // many64, one new 256 KiB batch per 64 elements, M/s, three alternating
-  // runs, 2026-11-27): 1x1 / 2x2 / 4x4 48-49 / 65-68 / 50-51 under the
-  // mutex, 54-56 / 72-73 / 52-54 with the slots. A class takes the first
+  // exchange on each side (docs/perf/block-cache.md). A class takes the first
   // table entry whose size is 0 and keeps it for the life of the process
   // (a program allocates a few large sizes); a size that finds no entry
   // uses the mutex alone.

@@ -5,9 +5,9 @@
 // over (a 600 KB decoded crop per example, a 19 MB batch per step). glibc
 // serves blocks that large with mmap, or trims them off the heap top when
 // they are freed, so every new tensor's pages are faulted in and zeroed by
-// the kernel again: 5-7% of the image pipeline's time (`perf`: clear_page
-// under the resize's first write). Blocks freed on the consumer thread and
-// reused on a producer thread make it worse for malloc (another arena). A
+// the kernel again (docs/perf/block-cache.md). Blocks freed on the consumer
+// thread and reused on a producer thread make it worse for malloc (another
+// arena). A
 // process-wide cache of our own blocks fixes it without changing malloc's
 // settings for the rest of the process (what mallopt would do).
 //
@@ -31,12 +31,11 @@
 // most kMidClassBytes per size class and kMidThreadBytes in all (beyond,
 // free()); blocks that outlive their thread go to free(). So a producer
 // that builds a tensor, enqueues a copy and drops it reuses one block in
-// cache (bench/run.sh queue, 4 KiB single), and the tensors a producer
-// enqueues by reference, which a consumer frees after dequeue_many (a
-// shuffle_batch queue), come back to the producer instead of piling up on
-// the consumer while the producer mallocs new ones (bench/RESULTS.md:
-// RandomShuffleQueue of 4-16 KiB elements 5-35% more elements/s). Off with
-// the cache (budget 0) and under AddressSanitizer.
+// cache, and the tensors a producer enqueues by reference, which a consumer
+// frees after dequeue_many (a shuffle_batch queue), come back to the
+// producer instead of piling up on the consumer while the producer mallocs
+// new ones (docs/perf/block-cache.md). Off with the cache (budget 0) and
+// under AddressSanitizer.
 //
 // Thread-safety: thread-safe (large blocks: a lock-free slot, else one
 // mutex, taken once per large allocation or free; the mid-size caches are

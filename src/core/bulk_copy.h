@@ -3,11 +3,9 @@
 // Rows of 256 KiB and more (a decoded image, for example) are written with
 // non-temporal stores: the batch is read later, often by another thread or
 // a device copy, so caching its lines on the way in only evicts the
-// producer's working set and costs a read for ownership of every line. On
-// the 2-vCPU AMD EPYC VM this project is measured on, assembling 32 rows of
-// 600 KB into a batch took 115 us per row with memcpy and 80 us with
-// streaming stores (a micro-benchmark with rows out of cache). Smaller rows
-// use memcpy. Hand-written because no library call gives the choice.
+// producer's working set and costs a read for ownership of every line
+// (docs/perf/bulk-copy.md). Smaller rows use memcpy. Hand-written because no
+// library call gives the choice.
 //
 // Thread-safety: a pure function.
 #ifndef SLUICE_CORE_BULK_COPY_H_

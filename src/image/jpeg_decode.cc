@@ -222,8 +222,8 @@ void JpegDecoder::ReadRows() {
   JSAMPARRAY scratch = nullptr;
   if (mode != RowMode::kDirect) {  // freed with the libjpeg object
     // kRowsPerCall rows, as in the direct mode: one row per libjpeg call
-    // made cropped decodes 14-16% slower than libjpeg's own partial decode
-    // (bench/image_benchmark.cc).
+    // made cropped decodes slower than libjpeg's own partial decode
+    // (docs/perf/jpeg-decode.md).
     scratch = (*cinfo_.mem->alloc_sarray)(reinterpret_cast<j_common_ptr>(&cinfo_), JPOOL_IMAGE,
                                           cinfo_.output_width * cinfo_.output_components, kRowsPerCall);
   }
@@ -236,9 +236,9 @@ void JpegDecoder::ReadRows() {
     // width still fit in the output from `out` on, libjpeg writes them there
     // and each row is then moved left into place (destination below its
     // source, and below every later row's source: safe in ascending order),
-    // in cache. Only the last batch or two go through the scratch rows.
-    // Copying every row from scratch into the cold output cost 10% of a
-    // cropped decode (perf, bench/image_benchmark.cc).
+    // in cache. Only the last batch or two go through the scratch rows:
+    // copying every row from scratch into the cold output was a visible part
+    // of a cropped decode (docs/perf/jpeg-decode.md).
     const size_t wide = static_cast<size_t>(cinfo_.output_width) * cinfo_.output_components;
     const bool in_place = mode == RowMode::kRealign &&
                           static_cast<size_t>(out_rows_ - rows_read_) * stride >= size_t{want} * wide;

@@ -7,8 +7,8 @@
 // rows vertically over rows of width * channels contiguous floats. No SIMD
 // intrinsics here: the vertical loops are written so that gcc and clang
 // auto-vectorise them at -O3 (packed mulps/addps, or vfmadd with
-// -march=native; gcc 12 at -O2, the wheel's level, vectorises little of it:
-// the fused op took 2.5x as long). The fused op's common case
+// -march=native; gcc 12 at -O2 vectorises little of it, see
+// docs/perf/resize-kernels.md). The fused op's common case
 // (3-channel uint8, two taps per axis: the random resized crop's bilinear)
 // goes instead to the hand-written SSE2 / AVX2 kernel of resize_kernels.h. The
 // horizontal pass is templated on the channel count; for uint8 input (the

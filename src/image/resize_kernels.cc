@@ -310,20 +310,16 @@ SLUICE_AVX2 void RunAvx2(const TwoTapRgbJob& job) {
 // w0 * a + w1 * b as mul then FMA, horizontal likewise, then x * a + b by
 // FMA), so both give the same floats wherever both run vectors. For HWC
 // the three channel vectors of 16 pixels are interleaved by two permutes
-// per stored vector (HwcInterleave): fused op 589-594 us against 619-631
-// with the AVX2 kernel (bench/image_benchmark, rrc_hwc).
+// per stored vector (HwcInterleave), faster than falling back to the AVX2
+// kernel (docs/perf/resize-kernels.md).
 //
 // An output of 256 KiB or more (a 224x224 crop is 588 KiB) is written with
 // non-temporal stores, as BulkCopy writes a batch (core/bulk_copy.h): it is
 // read next by another thread (the batch assembly) or a device copy, and in
 // the pipeline its lines were last held by that other thread, so a cached
-// store first pays a read for ownership of each. Measured in
-// examples/image_pipeline, 8 epochs, five alternating runs each: 1 thread
-// 1716 -> 1773 images/s (medians), 2 threads 2898 -> 2981. The price is
-// paid where the output would have stayed in cache: a loop that rewrites
-// one output (bench/image_benchmark resize_flip_normalize) takes 43-46 us
-// instead of 37, and the fused op into 8 rotating batch rows (rrc) 553-564
-// instead of 544-552.
+// store first pays a read for ownership of each. The pipeline gains; a
+// caller that rereads the output at once loses a little
+// (docs/perf/resize-kernels.md).
 
 #define SLUICE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx2,fma")))
 

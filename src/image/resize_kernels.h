@@ -2,11 +2,10 @@
 // 3-channel uint8 input, at most two taps per output along each axis
 // (bilinear without antialias, and any other method whose weights reduce to
 // that), normalised float32 output in CHW or HWC. It is the heart of the
-// fused random resized crop (random_resized_crop.h), and measurably faster
-// than the portable resampler in resize.cc, which relies on the compiler's
-// auto-vectorisation (little at -O2, a RelWithDebInfo build's level): on
-// the benchmark's crops to 224x224, 0.5x its time at -O3 and 0.22x at -O2
-// (AVX2 path).
+// fused random resized crop (random_resized_crop.h), and faster than the
+// portable resampler in resize.cc, which relies on the compiler's
+// auto-vectorisation (little at -O2, a RelWithDebInfo build's level); see
+// docs/perf/resize-kernels.md.
 //
 // Three builds, chosen once at run time (function-level target attributes,
 // so that the library stays baseline and never runs an instruction the CPU
@@ -16,18 +15,11 @@
 // instructions. Elsewhere (non-x86) only the portable resampler exists.
 //
 // Why AVX-512 is the default where the CPU has it: the kernel runs between
-// two JPEG decodes, and on the Intel Xeon (Sapphire Rapids class) VM this
-// project is measured on, every vector kernel slows the decode that follows
-// it: the next DecodeAndCropJpeg took 551-582 us after the AVX2 kernel,
-// 501-516 after SSE2, 504-511 after AVX-512, and 494 with no resize before
-// it (bench/image_benchmark, image/decode_after_resize). The AVX-512 kernel
-// also runs faster (37 us on a cached output, against 51 for AVX2 and 73
-// for SSE2). The whole
-// DecodeRandomResizedCrop: 553-564 us with AVX-512, 590-634 with SSE2,
-// 605-609 with AVX2 (bench/image_benchmark --benchmark_filter='rrc/.*q90',
-// two runs). VBMI also keeps the kernel off the CPUs where 512-bit work
-// costs the most clock (Skylake-SP, Cascade Lake: no VBMI); it runs on Ice
-// Lake and later and on AMD Zen 4 and later.
+// two JPEG decodes, every vector kernel slows the decode that follows it,
+// and the AVX-512 one slows it least and is itself the fastest
+// (docs/perf/resize-kernels.md). VBMI also keeps the kernel off the CPUs
+// where 512-bit work costs the most clock (Skylake-SP, Cascade Lake: no
+// VBMI); it runs on Ice Lake and later and on AMD Zen 4 and later.
 //
 // Order of work (vertical pass first, unlike the portable resampler): for
 // each output row, the two source rows are combined into one float32 row of
@@ -37,9 +29,8 @@
 // CHW. So each output element is written once, and the horizontal pass runs
 // out_h times (not once per source row, which is more when downscaling, the
 // usual random-crop case). The result equals the portable path's up to
-// float32 rounding (summation order, and FMA on AVX2 and AVX-512): measured
-// within 1e-6 on ImageNet's normalised scale (a few float32 ulps of 255
-// before normalisation).
+// float32 rounding (summation order, and FMA on AVX2 and AVX-512): a few
+// float32 ulps of 255 before normalisation.
 //
 // Plain functions, thread-safe; the testing override is a process-wide
 // atomic.

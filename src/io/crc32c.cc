@@ -13,11 +13,10 @@
 //   R(0, A || zeros(N)) = R(0, clmul(A.lo, k1) ^ clmul(A.hi, k2)),
 // where k1, k2 (32 bits each) depend only on N. Four 64-byte accumulators
 // fold 256 bytes per step; they are then folded into one 16-byte block, whose
-// CRC the CRC32 instruction finishes. Why: measured on the 2-vCPU AMD EPYC
-// (Zen 4) this project benchmarks on, the 3-way CRC32 loop checks about 19
-// GB/s, no faster than the kernel copies a cached file into the read buffer,
-// so TFRecord reading with checks ran at about half the speed of a plain
-// read; folding checks about 39 GB/s (bench/RESULTS.md, "Records").
+// CRC the CRC32 instruction finishes. Why: the 3-way CRC32 loop is no
+// faster than the kernel copies a cached file into the read buffer, so
+// TFRecord reading with checks ran at about half the speed of a plain read;
+// folding is faster (docs/perf/crc32c.md).
 // The constants are not tabulated: FoldKey solves for them, once, with the
 // portable CRC, so they cannot drift from the definition of R.
 #include "sluice/io/crc32c.h"
@@ -324,9 +323,8 @@ uint32_t ExtendSse42(uint32_t crc, const char* data, size_t n) {
   return ~RawSse42(~crc, data, n);
 }
 
-// RawVpclmul needs 256 bytes. Measured there (Zen 4, data in L1/L2): folding
-// 14 GB/s vs 8 GB/s for the CRC32 loop at 256 bytes, 40 vs 9 at 1 KiB, 39 vs
-// 19 at 256 KiB.
+// RawVpclmul needs 256 bytes; from there on folding is the faster
+// (docs/perf/crc32c.md).
 constexpr size_t kFoldMin = 256;
 
 uint32_t ExtendVpclmul(uint32_t crc, const char* data, size_t n) {

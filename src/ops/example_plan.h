@@ -26,9 +26,9 @@ namespace sluice::ops::internal {
 // then read-only.
 //
 // Hash and the key comparison are inline, with fixed-size (overlapping)
-// loads instead of memcpy/memcmp of a variable length: looking up every
-// map entry of a record went through two libc calls per key, a tenth of a
-// one-record parse of 15 features (measured).
+// loads instead of memcpy/memcmp of a variable length: two libc calls per
+// key were a visible part of a one-record parse
+// (docs/perf/example-parsing.md).
 class KeyIndex {
  public:
   void Build(std::vector<std::string> keys);

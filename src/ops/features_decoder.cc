@@ -76,8 +76,8 @@ std::unique_ptr<DecoderScratch> TakeScratch(size_t slots) {
 void ReturnScratch(std::unique_ptr<DecoderScratch> s, size_t used) {
   size_t bytes = s->buffers.capacity() * sizeof(ValueBuffer);
   // Drop the references now. Most were moved out (already invalid): testing
-  // first avoids rewriting 15 tensors per parse (measured: 5% of a
-  // one-record parse, store-forwarding stalls on the temporaries).
+  // first avoids rewriting every tensor per parse (store-forwarding stalls
+  // on the temporaries; docs/perf/example-parsing.md).
   for (size_t i = 0; i < used; ++i) {
     if (s->dense[i].valid()) s->dense[i] = Tensor();
   }
@@ -246,7 +246,8 @@ Status FeaturesDecoder::FinishViews(std::vector<FeatureValue>* values, std::vect
     std::iota(buf.int64s.begin(), buf.int64s.end(), int64_t{0});
   }
   // Reused in place: value-initialising a new FeatureValue (over 200 bytes,
-  // zeroed with rep stos) cost 5% of a one-record parse (measured).
+  // zeroed with rep stos) is a visible part of a one-record parse
+  // (docs/perf/example-parsing.md).
   values->resize(plan_.outputs.size());
   strings->resize(plan_.outputs.size());
   for (size_t i = 0; i < plan_.outputs.size(); ++i) {
@@ -276,8 +277,8 @@ Status FeaturesDecoder::FinishViews(std::vector<FeatureValue>* values, std::vect
 }
 
 Status FeaturesDecoder::BuildOutput(size_t i, FeatureValue* value) {
-  // Built in place: a FeatureValue is over 200 bytes, and moving 15 of them
-  // through Results measured as a tenth of a one-record parse.
+  // Built in place: a FeatureValue is over 200 bytes, too large to move
+  // through Results once per output (docs/perf/example-parsing.md).
   const OutputPlan& out = plan_.outputs[i];
   const auto s = static_cast<size_t>(out.slot);
   const Slot& slot = plan_.slots[s];

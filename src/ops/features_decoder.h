@@ -21,9 +21,9 @@
 //
 // Scratch: the per-slot working vectors (found, present, dense, buffers) come
 // from a per-thread spare, kept between parses with its capacity, so that a
-// single-record parse does not allocate them (measured: they were a quarter
-// of the time of a one-record parse of 15 features; the buffers vector alone
-// is over 1 KiB, beyond glibc's per-thread cache). A decoder takes the spare
+// single-record parse does not allocate them (the buffers vector alone is
+// over 1 KiB, beyond glibc's per-thread cache; docs/perf/example-parsing.md).
+// A decoder takes the spare
 // (or makes its own when another decoder on the thread holds it) and hands it
 // back on destruction; a spare over 1 MiB is freed instead.
 //

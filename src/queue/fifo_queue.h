@@ -48,15 +48,10 @@ namespace sluice::queue {
 class FIFOQueue : public QueueBase {
  public:
   // Largest element (bytes over all components) that a single enqueue
-  // copies into a staging batch. Larger ones are stored as they are: the
-  // copy runs under mu_ (measured, one thread, enqueue of a pre-made tensor:
-  // 27 ns stored as is, 42 ns copied at 1 KiB, 84 ns at 4 KiB). At 4 KiB
-  // coalescing still wins under threads (bench/run.sh queue, 4KiB single:
-  // 2.2-2.5 M/s against 2.0-2.1 stored as they are, since the producer
-  // frees its own tensor at once instead of the consumer freeing it on
-  // another thread; dequeue_many of them 7x cheaper per element than a
-  // dequeue, against 0.3x). A staging batch is then at most 256 KiB, which
-  // the core's block cache recycles.
+  // copies into a staging batch. Larger ones are stored as they are, since
+  // the copy runs under mu_; up to this size coalescing wins under threads
+  // (docs/perf/fifo-coalescing.md). A staging batch is then at most 256 KiB,
+  // which the core's block cache recycles.
   static constexpr size_t kCoalesceMaxRowBytes = 4096;
   // Rows per staging batch: a dequeue_many of up to this many coalesced
   // elements is one slice when they lie in one batch.

@@ -25,15 +25,9 @@ using Clock = std::chrono::steady_clock;
 // How long an attempt's owner waits before it sleeps: it spins for the
 // first third, then yields the CPU between checks (with more threads than
 // CPUs, the thread that will complete the attempt may be waiting for this
-// one). A hand-off usually comes within a few microseconds when both sides
-// are busy, and sleeping costs far more: a futex wake-up and the switch
-// back in took 10-30 us on the 2-vCPU VMs we measure on (`perf` of the
-// many64 benchmark with a 0.6 us spin: 74% of its time in the kernel's
-// wake-up path). Measured there (bench/run.sh queue, FIFOQueue, M/s):
-// 64 B many64 1x1/2x2/4x4 25/37/32 with the 0.6 us spin, 48/38/30 with a
-// 20 us spin, 48/48/45 with this one; 64 B single 12/12/11, 11/11/10 and
-// 11/9.5/9.3. Bounded by time, not iterations: a pause instruction takes
-// 10 ns on one CPU and 40 on another.
+// one). A hand-off usually comes sooner than a futex sleep and wake-up would
+// take. Bounded by time, not iterations: a pause's length varies between
+// CPUs. See docs/perf/queue-waiting.md.
 constexpr auto kSpinTime = std::chrono::microseconds(30);
 
 // Retries of a subclass's lock-free path that found the queue full or empty,
@@ -41,17 +35,12 @@ constexpr auto kSpinTime = std::chrono::microseconds(30);
 // makes room (or an element) within a few hundred nanoseconds.
 constexpr int kFastSpins = 128;
 // The same for enqueue_many / dequeue_many: the other side must move a
-// whole batch before such a call can go on, which takes longer than a few
-// hundred nanoseconds, so it yields sooner. Measured (queue_benchmark,
-// FIFOQueue many64, M/s, three alternating runs, 2026-11-27): 64 B 2x2 / 4x4
-// 123 / 100 with 128 spins, 160-167 / 118-121 with 16 (8: 169-171 /
-// 105-107; 32: 154-162 / 116-117); 4 KiB 53 / 36 -> 60-62 / 41.
+// whole batch before such a call can go on, so it yields sooner
+// (docs/perf/queue-waiting.md).
 constexpr int kFastSpinsMany = 16;
 // Then yields and retries this many times: when threads outnumber CPUs, the
 // thread that would make room (or an element) is often not running, and a
-// yield lets it run without the lock and the attempt machinery. Measured
-// (queue_benchmark, 64 B many64, M/s): 2x2 60 -> 112, 4x4 60 -> 82 with 4
-// yields; 16 gave the same; single ops unchanged.
+// yield lets it run without the lock and the attempt machinery.
 constexpr int kFastYields = 4;
 
 // Between two lock-free retries: pause (`spins` times), then yield; false

@@ -13,8 +13,8 @@ namespace sluice::queue {
 namespace {
 
 // R: at least capacity + kBatchRows (see the header), a power of two so
-// that a position's row is a mask and its lap a shift (a division by any R
-// cost two divisions per element, about a third of a pop's time).
+// that a position's row is a mask and its lap a shift: a division by any R
+// costs two divisions per element (docs/perf/row-ring.md).
 uint64_t RingRows(int64_t capacity) {
   uint64_t rows = RowRing::kBatchRows;
   while (rows < static_cast<uint64_t>(capacity) + RowRing::kBatchRows) rows <<= 1;

@@ -14,10 +14,10 @@
 // pool buffers the references are paid in bulk: installing a lap's buffers
 // adds one per row (one atomic add), which the row's view adopts
 // (Tensor::SliceAdoptingRef), so a pop does not increment the count that
-// all of the lap's consumers share (uncontended deqcost: a single dequeue
-// 10% cheaper). An adopted batch (below) is not prepaid: it usually leaves
-// whole, by move, and prepaying it would add two atomic operations on the
-// caller's buffer to every batch; its rows taken singly add a reference.
+// all of the lap's consumers share. An adopted batch (below) is not
+// prepaid: it usually leaves whole, by move, and prepaying it would add two
+// atomic operations on the caller's buffer to every batch; its rows taken
+// singly add a reference (docs/perf/row-ring-prepaid-views.md).
 //
 // Fast path (any thread, no queue lock): TryPush claims the next tail
 // position with a compare-and-swap when fewer than `capacity` elements are
@@ -33,7 +33,7 @@
 // compare-and-swap and takes them as one slice (the slot's buffers
 // themselves when n == kBatchRows). A batch pushed whole therefore leaves
 // whole, and singles pushed one by one leave as a slice, without the lock
-// (bench/run.sh queue, many64: the mutex hand-off was the cost). Adopted
+// (the mutex hand-off was the cost: docs/perf/row-ring-batches.md). Adopted
 // buffers belong to the caller and never go to the pool: nothing writes
 // into them.
 //
@@ -43,16 +43,13 @@
 // claimed by then: R >= capacity + kBatchRows), then takes the buffers most
 // recently given back whose views are all gone, or new ones. So a queue
 // that is drained as fast as it is filled writes into the same few buffers,
-// still in cache, instead of walking R rows of memory (4 KiB elements:
-// 5.4 M/s against 3.0 M/s walking the ring, bench/run.sh queue 1x1). The
-// pool keeps up to one set of buffers per slot, so an idle queue holds at
-// most what it held at its fullest (capacity + kBatchRows rows, at most
-// kMaxRingBytes): a queue that fills and drains in bursts, as one does when
-// its producers and consumers take turns on the CPUs, reuses its buffers
-// instead of freeing and allocating them every cycle (4 KiB elements,
-// single ops 2x2 / 4x4: +8-10%; a pool of 4 had freed 12 of the 16 slots'
-// buffers on every drain). The other rows of a lap wait for its row 0's
-// push to install the buffers.
+// still in cache, instead of walking R rows of memory. The pool keeps up to
+// one set of buffers per slot, so an idle queue holds at most what it held
+// at its fullest (capacity + kBatchRows rows, at most kMaxRingBytes): a
+// queue that fills and drains in bursts, as one does when its producers and
+// consumers take turns on the CPUs, reuses its buffers instead of freeing
+// and allocating them every cycle (docs/perf/row-ring.md). The other rows
+// of a lap wait for its row 0's push to install the buffers.
 //
 // Frozen mode: the queue's slow path (under its mutex) freezes the ring: a
 // flag bit in both positions makes every later fast call fail with kBusy, so
@@ -99,13 +96,9 @@ class RowRing {
   // buffers are reused, and a consumer that read a row holds its lines
   // (shared) until the next lap's push writes them, each such line then a
   // read-for-ownership from the other core that the push waits for (its
-  // next atomic operation drains the stores). Measured (bench/run.sh queue's
-  // 4 KiB single ops, FIFOQueue, M/s, two alternating runs, 2026-11-27):
-  // 1x1 / 2x2 / 4x4 3.9 / 3.7-3.8 / 3.5 without, 5.1-5.2 / 4.7-4.8 /
-  // 4.4-4.5 with it (the first line of the row only: 5.1-5.5 / 4.4-4.7 /
-  // 4.1-4.2; 1 row ahead 4.7-4.9 / 4.3-4.6 / 4.0; 3 ahead 5.1-5.2 / 4.6 /
-  // 4.0-4.2). Below 1 KiB, rows a few positions ahead share lines with rows
-  // that consumers are reading at that moment: 64 B single ops lost a third.
+  // next atomic operation drains the stores). Below the threshold, rows a
+  // few positions ahead share lines with rows that consumers are reading.
+  // See docs/perf/row-ring.md.
   static constexpr size_t kPrefetchMinRowBytes = 1024;
   static constexpr uint64_t kPrefetchAhead = 2;
 
@@ -182,8 +175,8 @@ class RowRing {
     // its rows are published: TryPopRows checks this word instead of the
     // rows' sequence words. kNoLap before the first. On a line of its own:
     // a dequeue_many that polls it while the next batch is being installed
-    // then leaves `data` and `lap` to the pushing core (64 B many64 1x1:
-    // 261-281 -> 283-300 M/s, three alternating runs, 2026-11-27).
+    // then leaves `data` and `lap` to the pushing core
+    // (docs/perf/row-ring-batches.md).
     alignas(64) std::atomic<uint64_t> whole{kNoLap};
     Element data;  // [kBatchRows] + shape per component; empty between laps
     // Whether `data` is a pushed batch (never pooled), not pool buffers.

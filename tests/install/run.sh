@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs a built sluice into a fresh prefix and builds this folder's
 # downstream program against it twice: with CMake (find_package(sluice),
-# sluice::sluice) and with pkg-config (pkg-config --cflags --libs sluice).
-# Runs both. Called by ctest (tests/CMakeLists.txt) as
+# sluice::sluice) and with pkg-config (pkg-config --cflags --libs sluice);
+# and, with CMake, a program linked against one layer (sluice::core alone:
+# CMakeLists.txt checks that it pulls no other sluice library). Runs all
+# three. Called by ctest (tests/CMakeLists.txt) as
 #   run.sh <sluice build dir> <scratch dir> <cmake> <c++ compiler> <generator>
 set -euo pipefail
 build="$1"; work="$2"; cmake="${3:-cmake}"; cxx="${4:-c++}"; generator="${5:-Ninja}"
@@ -21,6 +23,7 @@ echo "--- find_package(sluice)"
   cat "$work/configure.log"; exit 1; }
 "$cmake" --build "$work/cmake-build"
 "$work/cmake-build/downstream" "$work"
+"$work/cmake-build/downstream_core"
 
 echo "--- pkg-config sluice"
 pc="$(find "$prefix" -name sluice.pc -print -quit)"

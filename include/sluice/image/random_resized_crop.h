@@ -91,7 +91,7 @@ struct RandomResizedCropOptions {
   // cheaper, but the result is no longer the composition above: libjpeg's
   // scaled IDCT is a box-like filter, and the box snaps outwards to whole
   // pixels of the scaled image, so pixels differ from the plain path (see
-  // bench/RESULTS.md, "Image": size of the difference and the speed-up).
+  // docs/perf/jpeg-decode.md: size of the difference and the speed-up).
   bool dct_scaling = false;
   // libjpeg's IDCT: "" or "INTEGER_FAST" (TF's default), "INTEGER_ACCURATE".
   std::string dct_method;

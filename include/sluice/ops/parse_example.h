@@ -79,8 +79,7 @@ struct StringsRange {
 //
 // Outputs are indexed 0..size()-1 in an order fixed by the parser (name(i);
 // Find(name) looks one up). Indexed rather than a map because a map costs
-// two allocations per output, which measured as a third of the time of a
-// single-record parse of 15 features (bench/RESULTS.md, "Records").
+// two allocations per output (docs/perf/example-parsing.md).
 //
 // Lifetime: a view points either into a serialized record that was parsed,
 // or into a default or padding value of the parser's FeatureSpec. The caller
