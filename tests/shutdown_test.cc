@@ -93,19 +93,19 @@ class Watchdog {
     }
     thread_.join();
   }
-  void Arm(std::string what) EXCLUDES(mu_) {
+  void Arm(std::string what) SLUICE_EXCLUDES(mu_) {
     MutexLock l(&mu_);
     what_ = std::move(what);
     deadline_ = Clock::now() + kSafety;
     cv_.SignalAll();
   }
-  void Disarm() EXCLUDES(mu_) {
+  void Disarm() SLUICE_EXCLUDES(mu_) {
     MutexLock l(&mu_);
     deadline_.reset();
   }
 
  private:
-  void Run() EXCLUDES(mu_) {
+  void Run() SLUICE_EXCLUDES(mu_) {
     MutexLock l(&mu_);
     while (!quit_) {
       if (!deadline_.has_value()) {
@@ -121,9 +121,9 @@ class Watchdog {
 
   Mutex mu_;
   CondVar cv_;
-  bool quit_ GUARDED_BY(mu_) = false;
-  std::optional<Clock::time_point> deadline_ GUARDED_BY(mu_);
-  std::string what_ GUARDED_BY(mu_);
+  bool quit_ SLUICE_GUARDED_BY(mu_) = false;
+  std::optional<Clock::time_point> deadline_ SLUICE_GUARDED_BY(mu_);
+  std::string what_ SLUICE_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -69,7 +69,7 @@ struct DataIteratorHandle;
 // The live iterators, so that an atexit hook can stop their threads while
 // the interpreter still runs (a worker may need the GIL to finish a call).
 Mutex g_iterators_mu;
-std::set<DataIteratorHandle*> g_iterators GUARDED_BY(g_iterators_mu);
+std::set<DataIteratorHandle*> g_iterators SLUICE_GUARDED_BY(g_iterators_mu);
 
 // One pass. Destroying the tree runs without the GIL: it joins worker threads
 // that may be waiting for it.

@@ -124,8 +124,8 @@ struct WriterHandle {
   explicit WriterHandle(std::unique_ptr<io::RecordWriter> w) : writer(std::move(w)) {}
 
   Mutex mu;
-  std::unique_ptr<io::RecordWriter> writer GUARDED_BY(mu);
-  bool closed GUARDED_BY(mu) = false;
+  std::unique_ptr<io::RecordWriter> writer SLUICE_GUARDED_BY(mu);
+  bool closed SLUICE_GUARDED_BY(mu) = false;
 };
 
 void InitWriter(WriterHandle* self, nb::handle path_arg, const io::TFRecordOptions& options, bool write_index) {
@@ -139,7 +139,7 @@ void InitWriter(WriterHandle* self, nb::handle path_arg, const io::TFRecordOptio
   new (self) WriterHandle(ValueOrThrow(std::move(w)));
 }
 
-Status WriteLocked(WriterHandle& h, std::string_view record) REQUIRES(h.mu) {
+Status WriteLocked(WriterHandle& h, std::string_view record) SLUICE_REQUIRES(h.mu) {
   if (h.closed) return errors::FailedPrecondition("Writer is closed.");
   return h.writer->Write(record);
 }
@@ -201,9 +201,9 @@ struct IteratorHandle {
   const io::RecordReaderOptions options;
 
   Mutex mu;  // acquired only without the GIL
-  std::unique_ptr<io::TFRecordIterator> it GUARDED_BY(mu);  // null once closed
-  uint64_t offset GUARDED_BY(mu) = 0;  // where a closed iterator stopped
-  int64_t record_index GUARDED_BY(mu) = 0;
+  std::unique_ptr<io::TFRecordIterator> it SLUICE_GUARDED_BY(mu);  // null once closed
+  uint64_t offset SLUICE_GUARDED_BY(mu) = 0;  // where a closed iterator stopped
+  int64_t record_index SLUICE_GUARDED_BY(mu) = 0;
 };
 
 // Opens the file before constructing the handle, so that a failure leaves
@@ -300,7 +300,7 @@ struct IndexHandle {
   const bool rebuilt;
 
   Mutex mu;  // acquired only without the GIL
-  std::unique_ptr<io::RecordReader> reader GUARDED_BY(mu);  // opened by the first read
+  std::unique_ptr<io::RecordReader> reader SLUICE_GUARDED_BY(mu);  // opened by the first read
 };
 
 // `index_path_arg`: None or "" for the default (<path>.idx).

@@ -256,9 +256,9 @@ struct BlockCache::State {
   Mutex mu;
   // Size class -> free blocks, the most recently freed last (reused first:
   // its pages are the likeliest to be in cache).
-  std::unordered_map<size_t, std::vector<void*>> free GUARDED_BY(mu);
-  size_t cached GUARDED_BY(mu) = 0;
-  size_t budget GUARDED_BY(mu) = 0;
+  std::unordered_map<size_t, std::vector<void*>> free SLUICE_GUARDED_BY(mu);
+  size_t cached SLUICE_GUARDED_BY(mu) = 0;
+  size_t budget SLUICE_GUARDED_BY(mu) = 0;
 
   // The table entry of `size`, claiming an unclaimed one when `claim`;
   // nullptr when none is (or can be) its.
@@ -331,7 +331,7 @@ struct BlockCache::State {
 
   // Moves blocks out until `cached <= limit`; returns them for freeing
   // outside the lock.
-  std::vector<void*> EvictLocked(size_t limit) REQUIRES(mu) {
+  std::vector<void*> EvictLocked(size_t limit) SLUICE_REQUIRES(mu) {
     std::vector<void*> out;
     for (auto it = free.begin(); it != free.end() && cached > limit;) {
       while (!it->second.empty() && cached > limit) {

@@ -124,7 +124,7 @@ TEST_F(BlockCacheTest, MidSizeBlocksCrossingThreadsUnderLoadAreNeitherLostNorSha
   constexpr int kThreads = 3, kEach = 20000;
   std::vector<std::thread> threads;
   Mutex mu;
-  std::vector<Tensor> pipe;  // GUARDED_BY(mu)
+  std::vector<Tensor> pipe;  // SLUICE_GUARDED_BY(mu)
   std::atomic<int> producing{kThreads};
   std::atomic<int64_t> bad{0}, seen{0};
   for (int p = 0; p < kThreads; ++p) {

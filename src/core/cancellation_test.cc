@@ -28,7 +28,7 @@ class Gate {
  private:
   Mutex mu_;
   CondVar cv_;
-  bool open_ GUARDED_BY(mu_) = false;
+  bool open_ SLUICE_GUARDED_BY(mu_) = false;
 };
 
 TEST(CancellationTest, TokensAreDistinct) {

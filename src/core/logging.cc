@@ -14,7 +14,7 @@ namespace {
 // function-local static: a static initialiser elsewhere may log.
 struct SinkSlot {
   Mutex mu;
-  std::shared_ptr<const LogSink> sink GUARDED_BY(mu);  // null: the default
+  std::shared_ptr<const LogSink> sink SLUICE_GUARDED_BY(mu);  // null: the default
 };
 
 SinkSlot& Slot() {

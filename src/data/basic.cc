@@ -267,7 +267,7 @@ class ConcatenateDataset : public DatasetBase {
 // The first pass that reaches the end publishes its elements here.
 struct CacheState {
   Mutex mu;
-  std::shared_ptr<const std::vector<Element>> elements GUARDED_BY(mu);
+  std::shared_ptr<const std::vector<Element>> elements SLUICE_GUARDED_BY(mu);
 };
 
 class CacheDataset : public UnaryDataset {

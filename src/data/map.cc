@@ -90,7 +90,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     for (std::thread& t : threads_) t.join();
   }
 
-  Status GetNext(Element* out, bool* end_of_sequence) override EXCLUDES(mu_) {
+  Status GetNext(Element* out, bool* end_of_sequence) override SLUICE_EXCLUDES(mu_) {
     if (threads_.empty()) StartThreads();
     MutexLock lock(&mu_);
     while (true) {
@@ -133,7 +133,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     }
   }
 
-  void Cancel() EXCLUDES(mu_) {
+  void Cancel() SLUICE_EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     cancelled_ = true;
     ready_cv_.SignalAll();
@@ -142,7 +142,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
 
   // The slot to hand out next, or end(). The end slot (the last) is ready
   // only once every slot before it is gone.
-  std::deque<std::shared_ptr<Slot>>::iterator FindReadyLocked() REQUIRES(mu_) {
+  std::deque<std::shared_ptr<Slot>>::iterator FindReadyLocked() SLUICE_REQUIRES(mu_) {
     mu_.AssertHeld();
     if (slots_.empty()) return slots_.end();
     if (dataset_->options_.deterministic || slots_.size() == 1) {
@@ -158,7 +158,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
   // given slots in order under input_mu_, mapped outside every lock, then
   // published together. Chunks make a cheap function (parsing a small
   // record) cost one hand-off per chunk instead of one per element.
-  void WorkerLoop() EXCLUDES(mu_, input_mu_) {
+  void WorkerLoop() SLUICE_EXCLUDES(mu_, input_mu_) {
     std::vector<std::shared_ptr<Slot>> chunk;
     std::vector<Element> elements;
     while (true) {
@@ -245,18 +245,18 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
   const uint64_t epoch_;
   const size_t capacity_;  // in chunks
 
-  Mutex input_mu_ ACQUIRED_BEFORE(mu_);
-  std::unique_ptr<IteratorBase> input_ GUARDED_BY(input_mu_);
+  Mutex input_mu_ SLUICE_ACQUIRED_BEFORE(mu_);
+  std::unique_ptr<IteratorBase> input_ SLUICE_GUARDED_BY(input_mu_);
 
   Mutex mu_;
   CondVar ready_cv_;  // a slot is done, or cancelled
   CondVar space_cv_;  // a slot was taken, the input ended, or cancelled
-  std::deque<std::shared_ptr<Slot>> slots_ GUARDED_BY(mu_);
-  uint64_t next_index_ GUARDED_BY(mu_) = 0;
-  bool input_done_ GUARDED_BY(mu_) = false;
-  bool cancelled_ GUARDED_BY(mu_) = false;
-  bool consumer_waiting_ GUARDED_BY(mu_) = false;
-  int workers_waiting_ GUARDED_BY(mu_) = 0;
+  std::deque<std::shared_ptr<Slot>> slots_ SLUICE_GUARDED_BY(mu_);
+  uint64_t next_index_ SLUICE_GUARDED_BY(mu_) = 0;
+  bool input_done_ SLUICE_GUARDED_BY(mu_) = false;
+  bool cancelled_ SLUICE_GUARDED_BY(mu_) = false;
+  bool consumer_waiting_ SLUICE_GUARDED_BY(mu_) = false;
+  int workers_waiting_ SLUICE_GUARDED_BY(mu_) = 0;
   std::atomic<int64_t> call_ns_{0};  // average time of one call (EWMA)
 
   std::vector<std::thread> threads_;  // consumer thread and destructor only

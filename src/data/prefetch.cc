@@ -27,7 +27,7 @@ class PrefetchIterator : public IteratorBase {
     if (thread_.joinable()) thread_.join();
   }
 
-  Status GetNext(Element* out, bool* end_of_sequence) override EXCLUDES(mu_) {
+  Status GetNext(Element* out, bool* end_of_sequence) override SLUICE_EXCLUDES(mu_) {
     if (!thread_.joinable()) {
       thread_ = std::thread([this] {
         SetCurrentThreadName("sluice_prefetch");
@@ -56,14 +56,14 @@ class PrefetchIterator : public IteratorBase {
     Element element;
   };
 
-  void Cancel() EXCLUDES(mu_) {
+  void Cancel() SLUICE_EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     cancelled_ = true;
     ready_cv_.SignalAll();
     space_cv_.SignalAll();
   }
 
-  void Run() EXCLUDES(mu_) {
+  void Run() SLUICE_EXCLUDES(mu_) {
     while (true) {
       {
         MutexLock lock(&mu_);
@@ -91,9 +91,9 @@ class PrefetchIterator : public IteratorBase {
   Mutex mu_;
   CondVar ready_cv_;  // an item arrived, the input ended, or cancelled
   CondVar space_cv_;  // an item was taken, or cancelled
-  std::deque<Item> buffer_ GUARDED_BY(mu_);
-  bool done_ GUARDED_BY(mu_) = false;
-  bool cancelled_ GUARDED_BY(mu_) = false;
+  std::deque<Item> buffer_ SLUICE_GUARDED_BY(mu_);
+  bool done_ SLUICE_GUARDED_BY(mu_) = false;
+  bool cancelled_ SLUICE_GUARDED_BY(mu_) = false;
 
   std::thread thread_;  // consumer thread and destructor only
   CancelRegistration cancel_;

@@ -21,7 +21,7 @@ class FixedLengthRecordReader : public ReaderBase {
         encoding_(encoding) {}
 
  private:
-  Status OnWorkStartedLocked() override REQUIRES(mu_) {
+  Status OnWorkStartedLocked() override SLUICE_REQUIRES(mu_) {
     record_number_ = 0;
     next_offset_ = header_bytes_;
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file, fs_->NewRandomAccessFile(current_work()));
@@ -31,12 +31,12 @@ class FixedLengthRecordReader : public ReaderBase {
     return input_->Skip(header_bytes_).status();
   }
 
-  Status OnWorkFinishedLocked() override REQUIRES(mu_) {
+  Status OnWorkFinishedLocked() override SLUICE_REQUIRES(mu_) {
     input_.reset();
     return Status::OK();
   }
 
-  Status ReadLocked(std::string* key, std::string* value, bool* produced, bool* at_end) override REQUIRES(mu_) {
+  Status ReadLocked(std::string* key, std::string* value, bool* produced, bool* at_end) override SLUICE_REQUIRES(mu_) {
     // Each record is read from its absolute offset, so that a read retried
     // after an error (one in the middle of a hop included) starts where the
     // record does; a relative skip would be repeated from wherever the
@@ -56,7 +56,7 @@ class FixedLengthRecordReader : public ReaderBase {
     return Status::OK();
   }
 
-  Status ResetLocked() override REQUIRES(mu_) {
+  Status ResetLocked() override SLUICE_REQUIRES(mu_) {
     record_number_ = 0;
     next_offset_ = 0;
     input_.reset();
@@ -72,9 +72,9 @@ class FixedLengthRecordReader : public ReaderBase {
   const CompressionType encoding_;
 
   // Protected by mu_.
-  int64_t record_number_ GUARDED_BY(mu_) = 0;
-  uint64_t next_offset_ GUARDED_BY(mu_) = 0;  // of the next record, in the (decompressed) stream
-  std::unique_ptr<BufferedInput> input_ GUARDED_BY(mu_);
+  int64_t record_number_ SLUICE_GUARDED_BY(mu_) = 0;
+  uint64_t next_offset_ SLUICE_GUARDED_BY(mu_) = 0;  // of the next record, in the (decompressed) stream
+  std::unique_ptr<BufferedInput> input_ SLUICE_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -16,7 +16,7 @@ class TextLineReader : public ReaderBase {
         skip_header_lines_(options.skip_header_lines) {}
 
  private:
-  Status OnWorkStartedLocked() override REQUIRES(mu_) {
+  Status OnWorkStartedLocked() override SLUICE_REQUIRES(mu_) {
     line_number_ = 0;
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file, fs_->NewRandomAccessFile(current_work()));
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<InputStream> stream, NewInputStream(std::move(file), CompressionType::kNone));
@@ -31,12 +31,12 @@ class TextLineReader : public ReaderBase {
     return Status::OK();
   }
 
-  Status OnWorkFinishedLocked() override REQUIRES(mu_) {
+  Status OnWorkFinishedLocked() override SLUICE_REQUIRES(mu_) {
     input_.reset();
     return Status::OK();
   }
 
-  Status ReadLocked(std::string* key, std::string* value, bool* produced, bool* at_end) override REQUIRES(mu_) {
+  Status ReadLocked(std::string* key, std::string* value, bool* produced, bool* at_end) override SLUICE_REQUIRES(mu_) {
     std::string_view line;
     Status s = input_->ReadLine(&line);
     if (errors::IsOutOfRange(s)) {
@@ -52,7 +52,7 @@ class TextLineReader : public ReaderBase {
     return Status::OK();
   }
 
-  Status ResetLocked() override REQUIRES(mu_) {
+  Status ResetLocked() override SLUICE_REQUIRES(mu_) {
     line_number_ = 0;
     input_.reset();
     return ReaderBase::ResetLocked();
@@ -63,8 +63,8 @@ class TextLineReader : public ReaderBase {
   const int64_t skip_header_lines_;
 
   // Protected by mu_.
-  int64_t line_number_ GUARDED_BY(mu_) = 0;
-  std::unique_ptr<BufferedInput> input_ GUARDED_BY(mu_);
+  int64_t line_number_ SLUICE_GUARDED_BY(mu_) = 0;
+  std::unique_ptr<BufferedInput> input_ SLUICE_GUARDED_BY(mu_);
 };
 
 }  // namespace

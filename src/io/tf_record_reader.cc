@@ -16,18 +16,18 @@ class TFRecordReader : public ReaderBase {
         record_options_(record_options) {}
 
  private:
-  Status OnWorkStartedLocked() override REQUIRES(mu_) {
+  Status OnWorkStartedLocked() override SLUICE_REQUIRES(mu_) {
     offset_ = 0;
     SLUICE_ASSIGN_OR_RETURN(reader_, RecordReader::Open(current_work(), record_options_, fs_));
     return Status::OK();
   }
 
-  Status OnWorkFinishedLocked() override REQUIRES(mu_) {
+  Status OnWorkFinishedLocked() override SLUICE_REQUIRES(mu_) {
     reader_.reset();
     return Status::OK();
   }
 
-  Status ReadLocked(std::string* key, std::string* value, bool* produced, bool* at_end) override REQUIRES(mu_) {
+  Status ReadLocked(std::string* key, std::string* value, bool* produced, bool* at_end) override SLUICE_REQUIRES(mu_) {
     std::string_view record;
     Status s = reader_->ReadRecord(&offset_, &record);
     if (errors::IsOutOfRange(s)) {
@@ -43,7 +43,7 @@ class TFRecordReader : public ReaderBase {
     return Status::OK();
   }
 
-  Status ResetLocked() override REQUIRES(mu_) {
+  Status ResetLocked() override SLUICE_REQUIRES(mu_) {
     offset_ = 0;
     reader_.reset();
     return ReaderBase::ResetLocked();
@@ -54,8 +54,8 @@ class TFRecordReader : public ReaderBase {
   const RecordReaderOptions record_options_;
 
   // Protected by mu_.
-  uint64_t offset_ GUARDED_BY(mu_) = 0;
-  std::unique_ptr<RecordReader> reader_ GUARDED_BY(mu_);
+  uint64_t offset_ SLUICE_GUARDED_BY(mu_) = 0;
+  std::unique_ptr<RecordReader> reader_ SLUICE_GUARDED_BY(mu_);
 };
 
 }  // namespace

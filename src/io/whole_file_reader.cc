@@ -17,12 +17,12 @@ class SerializableReader : public ReaderBase {
  protected:
   using ReaderBase::ReaderBase;
 
-  Status SerializeStateLocked(std::string* state) override REQUIRES(mu_) {
+  Status SerializeStateLocked(std::string* state) override SLUICE_REQUIRES(mu_) {
     *state = SaveBaseStateLocked();
     return Status::OK();
   }
 
-  Status RestoreStateLocked(std::string_view state) override REQUIRES(mu_) { return RestoreBaseStateLocked(state); }
+  Status RestoreStateLocked(std::string_view state) override SLUICE_REQUIRES(mu_) { return RestoreBaseStateLocked(state); }
 };
 
 class IdentityReader : public SerializableReader {
@@ -30,7 +30,7 @@ class IdentityReader : public SerializableReader {
   explicit IdentityReader(const ReaderOptions& options) : SerializableReader("IdentityReader", options.name) {}
 
  private:
-  Status ReadLocked(std::string* key, std::string* value, bool* produced, bool* at_end) override REQUIRES(mu_) {
+  Status ReadLocked(std::string* key, std::string* value, bool* produced, bool* at_end) override SLUICE_REQUIRES(mu_) {
     *key = current_work();
     *value = current_work();
     *produced = true;
@@ -45,12 +45,12 @@ class WholeFileReader : public SerializableReader {
       : SerializableReader("WholeFileReader", options.name), fs_(OrDefault(options.file_system)) {}
 
  private:
-  Status OnWorkStartedLocked() override REQUIRES(mu_) {
+  Status OnWorkStartedLocked() override SLUICE_REQUIRES(mu_) {
     SLUICE_ASSIGN_OR_RETURN(contents_, ReadFileToString(fs_, current_work()));
     return Status::OK();
   }
 
-  Status ReadLocked(std::string* key, std::string* value, bool* produced, bool* at_end) override REQUIRES(mu_) {
+  Status ReadLocked(std::string* key, std::string* value, bool* produced, bool* at_end) override SLUICE_REQUIRES(mu_) {
     *key = current_work();
     *value = std::move(contents_);
     contents_.clear();
@@ -59,13 +59,13 @@ class WholeFileReader : public SerializableReader {
     return Status::OK();
   }
 
-  Status ResetLocked() override REQUIRES(mu_) {
+  Status ResetLocked() override SLUICE_REQUIRES(mu_) {
     contents_.clear();
     return ReaderBase::ResetLocked();
   }
 
   FileSystem* const fs_;
-  std::string contents_ GUARDED_BY(mu_);
+  std::string contents_ SLUICE_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -67,29 +67,29 @@ class FIFOQueue : public QueueBase {
   // Whether they go through a lock-free RowRing.
   bool has_ring() const { return ring_ != nullptr; }
   // Whether the ring's lock-free path is stopped right now (tests).
-  bool ring_frozen() const EXCLUDES(mu_) {
+  bool ring_frozen() const SLUICE_EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     return ring_ != nullptr && ring_->frozen();
   }
 
  protected:
-  int64_t StoredLocked() const override REQUIRES(mu_) { return stored_ + (ring_ ? ring_->Size() : 0); }
+  int64_t StoredLocked() const override SLUICE_REQUIRES(mu_) { return stored_ + (ring_ ? ring_->Size() : 0); }
   FastResult TryEnqueueFast(const Element& element) override;
   FastResult TryDequeueFast(Element* out) override;
   FastResult TryEnqueueManyFast(Element& batch, int64_t rows) override;
   FastResult TryDequeueManyFast(int64_t n, Element* out) override;
-  void BeginLocked() override REQUIRES(mu_) {
+  void BeginLocked() override SLUICE_REQUIRES(mu_) {
     if (ring_) ring_->Freeze();
   }
-  void EndLocked(bool idle) override REQUIRES(mu_) {
+  void EndLocked(bool idle) override SLUICE_REQUIRES(mu_) {
     if (ring_ && idle && front_.empty() && chunks_.empty()) ring_->Thaw();
   }
-  void FastCountsLocked(int64_t* enqueued, int64_t* dequeued) const override REQUIRES(mu_);
-  void PushLocked(Element&& element) override REQUIRES(mu_);
-  void PushRowsLocked(const Element& batch, int64_t begin, int64_t count) override REQUIRES(mu_);
-  Element PopLocked() override REQUIRES(mu_);
-  void TakeLocked(int64_t n, std::vector<Piece>* out) override REQUIRES(mu_);
-  void RestoreLocked(std::vector<Piece>* held) override REQUIRES(mu_);
+  void FastCountsLocked(int64_t* enqueued, int64_t* dequeued) const override SLUICE_REQUIRES(mu_);
+  void PushLocked(Element&& element) override SLUICE_REQUIRES(mu_);
+  void PushRowsLocked(const Element& batch, int64_t begin, int64_t count) override SLUICE_REQUIRES(mu_);
+  Element PopLocked() override SLUICE_REQUIRES(mu_);
+  void TakeLocked(int64_t n, std::vector<Piece>* out) override SLUICE_REQUIRES(mu_);
+  void RestoreLocked(std::vector<Piece>* held) override SLUICE_REQUIRES(mu_);
 
  private:
   // One element, or rows [begin, end) of a batch (data holds the whole
@@ -105,19 +105,19 @@ class FIFOQueue : public QueueBase {
 
   // Takes n elements from the front of `line` (front_ or chunks_, which
   // holds at least n) into `out`.
-  void TakeFromLocked(RingBuffer<Chunk>& line, int64_t n, std::vector<Piece>* out) REQUIRES(mu_);
-  Element PopFromLocked(RingBuffer<Chunk>& line) REQUIRES(mu_);
+  void TakeFromLocked(RingBuffer<Chunk>& line, int64_t n, std::vector<Piece>* out) SLUICE_REQUIRES(mu_);
+  Element PopFromLocked(RingBuffer<Chunk>& line) SLUICE_REQUIRES(mu_);
   static FastResult FromRing(RowRing::Fast r);
   // Appends rows [begin, begin + k) of `batch` to `out`, extending the last
   // piece when they follow it in the same buffers.
   static void AppendRows(const Element& batch, int64_t begin, int64_t k, std::vector<Piece>* out);
   // Copies `element` into the next row of the staging batch.
-  void CoalesceLocked(const Element& element) REQUIRES(mu_);
+  void CoalesceLocked(const Element& element) SLUICE_REQUIRES(mu_);
   // Replaces the full staging batch with an empty one: the oldest retired
   // batch if nothing refers to it any more, else a new one.
-  void NextStageLocked() REQUIRES(mu_);
+  void NextStageLocked() SLUICE_REQUIRES(mu_);
   // The tail chunk stops growing (something else is stored behind it).
-  void SealTailLocked() REQUIRES(mu_) {
+  void SealTailLocked() SLUICE_REQUIRES(mu_) {
     if (!chunks_.empty()) chunks_.back().staging = false;
   }
 
@@ -132,19 +132,19 @@ class FIFOQueue : public QueueBase {
   std::unique_ptr<RowRing> ring_;
 
   // Protected by mu_:
-  RingBuffer<Chunk> front_ GUARDED_BY(mu_){4};
-  RingBuffer<Chunk> chunks_ GUARDED_BY(mu_){64};
-  int64_t stored_ GUARDED_BY(mu_) = 0;        // elements in front_ and chunks_
-  int64_t front_stored_ GUARDED_BY(mu_) = 0;  // elements in front_
+  RingBuffer<Chunk> front_ SLUICE_GUARDED_BY(mu_){4};
+  RingBuffer<Chunk> chunks_ SLUICE_GUARDED_BY(mu_){64};
+  int64_t stored_ SLUICE_GUARDED_BY(mu_) = 0;        // elements in front_ and chunks_
+  int64_t front_stored_ SLUICE_GUARDED_BY(mu_) = 0;  // elements in front_
   // The staging batch ([kStageRows] + shape per component; empty until the
   // first coalesced enqueue) and the rows of it written so far.
-  Element stage_ GUARDED_BY(mu_);
-  int64_t stage_rows_ GUARDED_BY(mu_) = kStageRows;
+  Element stage_ SLUICE_GUARDED_BY(mu_);
+  int64_t stage_rows_ SLUICE_GUARDED_BY(mu_) = kStageRows;
   // Full staging batches, oldest first, that chunks or dequeued rows may
   // still share. Reusing one whose buffers nobody else refers to saves an
   // allocation of up to 256 KiB under mu_, whose pages glibc may have given
   // back to the kernel (a page fault each) when the queue drained.
-  RingBuffer<Element> retired_ GUARDED_BY(mu_){4};
+  RingBuffer<Element> retired_ SLUICE_GUARDED_BY(mu_){4};
 };
 
 }  // namespace sluice::queue

@@ -28,19 +28,19 @@ class PriorityQueue : public QueueBase {
   std::string_view type_name() const override { return "PriorityQueue"; }
 
  protected:
-  int64_t StoredLocked() const override REQUIRES(mu_) { return static_cast<int64_t>(heap_.size()); }
-  void PushLocked(Element&& element) override REQUIRES(mu_) {
+  int64_t StoredLocked() const override SLUICE_REQUIRES(mu_) { return static_cast<int64_t>(heap_.size()); }
+  void PushLocked(Element&& element) override SLUICE_REQUIRES(mu_) {
     const int64_t priority = element[0].scalar<int64_t>();
     heap_.push_back(Prioritized{priority, std::move(element)});
     std::push_heap(heap_.begin(), heap_.end(), LaterFirst());
   }
-  Element PopLocked() override REQUIRES(mu_) {
+  Element PopLocked() override SLUICE_REQUIRES(mu_) {
     std::pop_heap(heap_.begin(), heap_.end(), LaterFirst());
     Element out = std::move(heap_.back().element);
     heap_.pop_back();
     return out;
   }
-  void RestoreLocked(std::vector<Piece>* held) override REQUIRES(mu_) {
+  void RestoreLocked(std::vector<Piece>* held) override SLUICE_REQUIRES(mu_) {
     for (Piece& p : *held) {
       for (int64_t i = 0; i < p.rows; ++i) PushLocked(PieceRow(p, i));
     }
@@ -66,7 +66,7 @@ class PriorityQueue : public QueueBase {
   }
 
  private:
-  std::vector<Prioritized> heap_ GUARDED_BY(mu_);
+  std::vector<Prioritized> heap_ SLUICE_GUARDED_BY(mu_);
 };
 
 }  // namespace

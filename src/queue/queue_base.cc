@@ -149,13 +149,13 @@ class QueueBase::WakeList {
 
 // Holds mu_ around a section that touches storage or the lines, with the
 // subclass's BeginLocked / EndLocked around it.
-class SCOPED_CAPABILITY QueueBase::StorageLock {
+class SLUICE_SCOPED_CAPABILITY QueueBase::StorageLock {
  public:
-  explicit StorageLock(QueueBase* q) ACQUIRE(q->mu_) : q_(q) {
+  explicit StorageLock(QueueBase* q) SLUICE_ACQUIRE(q->mu_) : q_(q) {
     q_->mu_.Lock();
     q_->BeginLocked();
   }
-  ~StorageLock() RELEASE() {
+  ~StorageLock() SLUICE_RELEASE() {
     q_->EndLocked(q_->enqueuers_.empty() && q_->dequeuers_.empty() && !q_->closed_);
     q_->mu_.Unlock();
   }

@@ -48,9 +48,9 @@ class QueueBase : public Queue {
   Result<Element> DequeueMany(int64_t n, const WaitOptions& wait) override;
   Result<Element> DequeueUpTo(int64_t n, const WaitOptions& wait) override;
   Status Close(bool cancel_pending_enqueues, const WaitOptions& wait) override;
-  bool is_closed() const override EXCLUDES(mu_);
-  int32_t size() const override EXCLUDES(mu_);
-  QueueStats stats() const override EXCLUDES(mu_);
+  bool is_closed() const override SLUICE_EXCLUDES(mu_);
+  int32_t size() const override SLUICE_EXCLUDES(mu_);
+  QueueStats stats() const override SLUICE_EXCLUDES(mu_);
 
   // Validates the queue's declared attributes (called by the factories).
   Status Initialize();
@@ -88,30 +88,30 @@ class QueueBase : public Queue {
   virtual FastResult TryDequeueManyFast(int64_t n, Element* out) { return FastResult::kBusy; }
   // Run first and last in every section that holds mu_ for storage or the
   // lines (see the file comment).
-  virtual void BeginLocked() REQUIRES(mu_) {}
-  virtual void EndLocked(bool idle) REQUIRES(mu_) {}
+  virtual void BeginLocked() SLUICE_REQUIRES(mu_) {}
+  virtual void EndLocked(bool idle) SLUICE_REQUIRES(mu_) {}
   // Elements moved by the lock-free path so far, for QueueStats.
-  virtual void FastCountsLocked(int64_t* enqueued, int64_t* dequeued) const REQUIRES(mu_) {}
+  virtual void FastCountsLocked(int64_t* enqueued, int64_t* dequeued) const SLUICE_REQUIRES(mu_) {}
 
   // --- Storage hooks, run with mu_ held. ---
-  virtual int64_t StoredLocked() const REQUIRES(mu_) = 0;
+  virtual int64_t StoredLocked() const SLUICE_REQUIRES(mu_) = 0;
   // Elements a dequeuer may take right now (RandomShuffleQueue: those above
   // min_after_dequeue while open).
-  virtual int64_t TakeableLocked() const REQUIRES(mu_) { return StoredLocked(); }
+  virtual int64_t TakeableLocked() const SLUICE_REQUIRES(mu_) { return StoredLocked(); }
   // Stores one element. It may copy `element` rather than move from it (a
   // coalescing FIFOQueue): the caller releases it after unlocking.
-  virtual void PushLocked(Element&& element) REQUIRES(mu_) = 0;
+  virtual void PushLocked(Element&& element) SLUICE_REQUIRES(mu_) = 0;
   // Stores rows [begin, begin + count) of `batch` (components with a leading
   // dimension). Default: one PushLocked per row.
-  virtual void PushRowsLocked(const Element& batch, int64_t begin, int64_t count) REQUIRES(mu_);
+  virtual void PushRowsLocked(const Element& batch, int64_t begin, int64_t count) SLUICE_REQUIRES(mu_);
   // REQUIRES: TakeableLocked() > 0.
-  virtual Element PopLocked() REQUIRES(mu_) = 0;
+  virtual Element PopLocked() SLUICE_REQUIRES(mu_) = 0;
   // Appends the next `n` elements to `out`. REQUIRES: n <= TakeableLocked().
   // Default: one PopLocked per element.
-  virtual void TakeLocked(int64_t n, std::vector<Piece>* out) REQUIRES(mu_);
+  virtual void TakeLocked(int64_t n, std::vector<Piece>* out) SLUICE_REQUIRES(mu_);
   // Puts back what a dequeue_many held, so that the next dequeues see it
   // first, in `held` order. Clears `held`.
-  virtual void RestoreLocked(std::vector<Piece>* held) REQUIRES(mu_) = 0;
+  virtual void RestoreLocked(std::vector<Piece>* held) SLUICE_REQUIRES(mu_) = 0;
   // PriorityQueue: a dequeue_many takes its n elements at once, never
   // holding part of them.
   virtual bool dequeue_holds_partial() const { return true; }
@@ -133,7 +133,7 @@ class QueueBase : public Queue {
   // Row i of a piece, as an element.
   static Element PieceRow(const Piece& piece, int64_t i);
 
-  bool closed_locked() const REQUIRES(mu_) { return closed_; }
+  bool closed_locked() const SLUICE_REQUIRES(mu_) { return closed_; }
 
   mutable Mutex mu_;
 
@@ -156,14 +156,14 @@ class QueueBase : public Queue {
   std::string ExpectedShape(size_t component, int64_t batch) const;
 
   // Appends `attempt` to its line, flushes, and waits for it to complete.
-  void Run(Attempt* attempt, const WaitOptions& wait) EXCLUDES(mu_);
-  void Wait(Attempt* attempt, const WaitOptions& wait) EXCLUDES(mu_);
+  void Run(Attempt* attempt, const WaitOptions& wait) SLUICE_EXCLUDES(mu_);
+  void Wait(Attempt* attempt, const WaitOptions& wait) SLUICE_EXCLUDES(mu_);
   // Fails `attempt` with `status` if it is still pending.
-  void Abandon(Attempt* attempt, Status status) EXCLUDES(mu_);
-  void FlushLocked(WakeList* completed) REQUIRES(mu_);
-  bool RunEnqueueLocked(Attempt* a, bool* complete) REQUIRES(mu_);
-  bool RunDequeueLocked(Attempt* a, bool* complete) REQUIRES(mu_);
-  void CompleteLocked(Attempt* a, Status status, WakeList* completed) REQUIRES(mu_);
+  void Abandon(Attempt* attempt, Status status) SLUICE_EXCLUDES(mu_);
+  void FlushLocked(WakeList* completed) SLUICE_REQUIRES(mu_);
+  bool RunEnqueueLocked(Attempt* a, bool* complete) SLUICE_REQUIRES(mu_);
+  bool RunDequeueLocked(Attempt* a, bool* complete) SLUICE_REQUIRES(mu_);
+  void CompleteLocked(Attempt* a, Status status, WakeList* completed) SLUICE_REQUIRES(mu_);
   static void Wake(const WakeList& completed, const Attempt* self);
   Result<Element> DequeueImpl(int64_t n, bool up_to, const WaitOptions& wait);
   Status EnqueueImpl(Element&& element, bool many, const WaitOptions& wait);
@@ -174,12 +174,12 @@ class QueueBase : public Queue {
   const uint64_t id_;  // QueueStats::id, from a process-wide counter
 
   // Protected by mu_:
-  bool closed_ GUARDED_BY(mu_) = false;
+  bool closed_ SLUICE_GUARDED_BY(mu_) = false;
   // Observability counters (QueueStats); one addition per operation.
-  int64_t enqueued_ GUARDED_BY(mu_) = 0;
-  int64_t dequeued_ GUARDED_BY(mu_) = 0;
-  Line enqueuers_ GUARDED_BY(mu_);
-  Line dequeuers_ GUARDED_BY(mu_);
+  int64_t enqueued_ SLUICE_GUARDED_BY(mu_) = 0;
+  int64_t dequeued_ SLUICE_GUARDED_BY(mu_) = 0;
+  Line enqueuers_ SLUICE_GUARDED_BY(mu_);
+  Line dequeuers_ SLUICE_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice::queue

@@ -22,21 +22,21 @@ class RandomShuffleQueue : public QueueBase {
   int32_t min_after_dequeue() const override { return static_cast<int32_t>(min_after_dequeue_); }
 
  protected:
-  int64_t StoredLocked() const override REQUIRES(mu_) { return static_cast<int64_t>(elements_.size()); }
-  int64_t TakeableLocked() const override REQUIRES(mu_) {
+  int64_t StoredLocked() const override SLUICE_REQUIRES(mu_) { return static_cast<int64_t>(elements_.size()); }
+  int64_t TakeableLocked() const override SLUICE_REQUIRES(mu_) {
     const int64_t stored = StoredLocked();
     if (closed_locked()) return stored;
     return stored > min_after_dequeue_ ? stored - min_after_dequeue_ : 0;
   }
-  void PushLocked(Element&& element) override REQUIRES(mu_) { elements_.push_back(std::move(element)); }
-  Element PopLocked() override REQUIRES(mu_) {
+  void PushLocked(Element&& element) override SLUICE_REQUIRES(mu_) { elements_.push_back(std::move(element)); }
+  Element PopLocked() override SLUICE_REQUIRES(mu_) {
     const size_t i = rng_.Next() % elements_.size();
     Element out = std::move(elements_[i]);
     if (i + 1 != elements_.size()) elements_[i] = std::move(elements_.back());
     elements_.pop_back();
     return out;
   }
-  void RestoreLocked(std::vector<Piece>* held) override REQUIRES(mu_) {
+  void RestoreLocked(std::vector<Piece>* held) override SLUICE_REQUIRES(mu_) {
     for (Piece& p : *held) {
       for (int64_t i = 0; i < p.rows; ++i) elements_.push_back(PieceRow(p, i));
     }
@@ -45,8 +45,8 @@ class RandomShuffleQueue : public QueueBase {
 
  private:
   const int64_t min_after_dequeue_;
-  std::vector<Element> elements_ GUARDED_BY(mu_);
-  Philox4x32 rng_ GUARDED_BY(mu_);
+  std::vector<Element> elements_ SLUICE_GUARDED_BY(mu_);
+  Philox4x32 rng_ SLUICE_GUARDED_BY(mu_);
 };
 
 }  // namespace

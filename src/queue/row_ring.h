@@ -252,7 +252,7 @@ class RowRing {
   // number of slots).
   const size_t pool_limit_;
   Mutex pool_mu_;
-  std::vector<Element> pool_ GUARDED_BY(pool_mu_);
+  std::vector<Element> pool_ SLUICE_GUARDED_BY(pool_mu_);
 };
 
 }  // namespace sluice::queue

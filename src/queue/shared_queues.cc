@@ -16,7 +16,7 @@ struct Entry {
 
 struct Table {
   Mutex mu;
-  std::map<std::string, Entry> entries GUARDED_BY(mu);
+  std::map<std::string, Entry> entries SLUICE_GUARDED_BY(mu);
 };
 
 Table& GlobalTable() {
@@ -29,8 +29,8 @@ Table& GlobalTable() {
 // prune, so registering stays amortised O(1).
 struct LiveQueues {
   Mutex mu;
-  std::vector<std::weak_ptr<Queue>> queues GUARDED_BY(mu);
-  size_t prune_at GUARDED_BY(mu) = 16;
+  std::vector<std::weak_ptr<Queue>> queues SLUICE_GUARDED_BY(mu);
+  size_t prune_at SLUICE_GUARDED_BY(mu) = 16;
 };
 
 LiveQueues& GlobalLiveQueues() {

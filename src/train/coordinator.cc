@@ -18,7 +18,7 @@ struct Coordinator::Impl {
                                     status.code()) != clean_stop_codes.end();
   }
 
-  bool AnyAliveLocked(const std::vector<std::shared_ptr<Thread>>& threads) REQUIRES(mu) {
+  bool AnyAliveLocked(const std::vector<std::shared_ptr<Thread>>& threads) SLUICE_REQUIRES(mu) {
     mu.AssertHeld();
     return std::any_of(threads.begin(), threads.end(),
                        [](const std::shared_ptr<Thread>& t) { return t->is_alive(); });
@@ -36,10 +36,10 @@ struct Coordinator::Impl {
   // when a WaitForStop is cancelled.
   CondVar cv;
   // Protected by mu:
-  bool stop_requested GUARDED_BY(mu) = false;
-  bool joined GUARDED_BY(mu) = false;
-  Status error GUARDED_BY(mu);  // the first recorded error; OK if none
-  std::vector<std::shared_ptr<Thread>> registered GUARDED_BY(mu);
+  bool stop_requested SLUICE_GUARDED_BY(mu) = false;
+  bool joined SLUICE_GUARDED_BY(mu) = false;
+  Status error SLUICE_GUARDED_BY(mu);  // the first recorded error; OK if none
+  std::vector<std::shared_ptr<Thread>> registered SLUICE_GUARDED_BY(mu);
 };
 
 Coordinator::Coordinator(std::vector<Code> clean_stop_codes)

@@ -22,7 +22,7 @@ class Shuffler {
  public:
   Shuffler(Tensor rows, uint64_t seed, uint64_t seed2) : rows_(std::move(rows)), rng_(seed, seed2) {}
 
-  Result<Element> Next() EXCLUDES(mu_) {
+  Result<Element> Next() SLUICE_EXCLUDES(mu_) {
     const int64_t n = rows_.shape().dim(0);
     if (n <= 1 || rows_.num_elements() <= 1) return Element{rows_};
     Philox4x32 rng = Reserve((static_cast<uint64_t>(n) - 1 + 3) / 4);
@@ -44,7 +44,7 @@ class Shuffler {
  private:
   // A generator for the next `blocks` blocks, which the shared one skips
   // (TF's GuardedPhiloxRandom::ReserveSamples128).
-  Philox4x32 Reserve(uint64_t blocks) EXCLUDES(mu_) {
+  Philox4x32 Reserve(uint64_t blocks) SLUICE_EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     Philox4x32 local = rng_;
     rng_.Skip(blocks);
@@ -53,7 +53,7 @@ class Shuffler {
 
   const Tensor rows_;
   Mutex mu_;
-  Philox4x32 rng_ GUARDED_BY(mu_);  // never sampled: always at a block boundary
+  Philox4x32 rng_ SLUICE_GUARDED_BY(mu_);  // never sampled: always at a block boundary
 };
 
 // The RandomShuffle op's seeds: (0, 0) draws both from a non-deterministic

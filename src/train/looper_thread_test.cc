@@ -20,18 +20,18 @@ using namespace std::chrono_literals;  // NOLINT
 // Records the order of start/run/stop calls.
 class CallLog {
  public:
-  void Add(std::string s) EXCLUDES(mu_) {
+  void Add(std::string s) SLUICE_EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     calls_.push_back(std::move(s));
   }
-  std::vector<std::string> calls() const EXCLUDES(mu_) {
+  std::vector<std::string> calls() const SLUICE_EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     return calls_;
   }
 
  private:
   mutable Mutex mu_;
-  std::vector<std::string> calls_ GUARDED_BY(mu_);
+  std::vector<std::string> calls_ SLUICE_GUARDED_BY(mu_);
 };
 
 TEST(LooperThreadTest, RunsTheTargetBackToBackUntilTheCoordinatorStops) {

@@ -20,7 +20,7 @@ using testing::StatusIs;
 // A fake process: the stats the next sample will see.
 struct FakeQueues {
   Mutex mu;
-  std::vector<queue::QueueStats> stats GUARDED_BY(mu);
+  std::vector<queue::QueueStats> stats SLUICE_GUARDED_BY(mu);
 
   std::function<std::vector<queue::QueueStats>()> source() {
     return [this] {

@@ -31,31 +31,31 @@ struct QueueRunner::Shared {
   // Protected by mu:
   // Op threads of the last CreateThreads that have not ended (TF's
   // runs-per-session count): created, started or not.
-  int runs GUARDED_BY(mu) = 0;
+  int runs SLUICE_GUARDED_BY(mu) = 0;
   // CreateThreads calls that made threads.
-  int64_t thread_sets GUARDED_BY(mu) = 0;
+  int64_t thread_sets SLUICE_GUARDED_BY(mu) = 0;
   // The last op thread of the latest set ran the close op: the input ended.
-  bool input_exhausted GUARDED_BY(mu) = false;
+  bool input_exhausted SLUICE_GUARDED_BY(mu) = false;
   // The fork generation of the latest CreateThreads (see ~QueueRunner).
-  uint64_t generation GUARDED_BY(mu) = 0;
+  uint64_t generation SLUICE_GUARDED_BY(mu) = 0;
   // Threads inside their body right now (all kinds).
-  int live_threads GUARDED_BY(mu) = 0;
-  int live_op_threads GUARDED_BY(mu) = 0;
-  std::vector<Status> exceptions GUARDED_BY(mu);
+  int live_threads SLUICE_GUARDED_BY(mu) = 0;
+  int live_op_threads SLUICE_GUARDED_BY(mu) = 0;
+  std::vector<Status> exceptions SLUICE_GUARDED_BY(mu);
 
   bool IsClosedCode(const Status& status) const {
     return std::find(closed_codes.begin(), closed_codes.end(), status.code()) != closed_codes.end();
   }
 
   // Counts the calling thread in, unless the runner is being destroyed.
-  bool BeginThread(bool op_thread) EXCLUDES(mu) {
+  bool BeginThread(bool op_thread) SLUICE_EXCLUDES(mu) {
     MutexLock lock(&mu);
     if (shutting_down.load(std::memory_order_relaxed)) return false;
     ++live_threads;
     if (op_thread) ++live_op_threads;
     return true;
   }
-  void EndThread(bool op_thread) EXCLUDES(mu) {
+  void EndThread(bool op_thread) SLUICE_EXCLUDES(mu) {
     MutexLock lock(&mu);
     --live_threads;
     if (op_thread) --live_op_threads;
@@ -65,8 +65,8 @@ struct QueueRunner::Shared {
   // `coord`: null without a coordinator; `coord_gone`: there was one, but it
   // was destroyed before the thread started (which then does nothing).
   void RunOpThread(size_t op, const std::shared_ptr<Coordinator>& coord, bool coord_gone)
-      EXCLUDES(mu);
-  void RunCloseOnStopThread(Coordinator& coord) EXCLUDES(mu);
+      SLUICE_EXCLUDES(mu);
+  void RunCloseOnStopThread(Coordinator& coord) SLUICE_EXCLUDES(mu);
 };
 
 namespace {

@@ -16,19 +16,19 @@ struct Thread::State {
   Mutex mu;
   CondVar finished_cv;  // signalled when `finished` becomes true
   // Protected by mu:
-  std::function<void()> body GUARDED_BY(mu);  // taken by the OS thread
-  bool started GUARDED_BY(mu) = false;
-  bool finished GUARDED_BY(mu) = false;
+  std::function<void()> body SLUICE_GUARDED_BY(mu);  // taken by the OS thread
+  bool started SLUICE_GUARDED_BY(mu) = false;
+  bool finished SLUICE_GUARDED_BY(mu) = false;
   // The fork generation Start() ran in: in a fork() child the OS thread does
   // not exist, so the thread counts as finished there.
-  uint64_t generation GUARDED_BY(mu) = 0;
-  std::thread thread GUARDED_BY(mu);
+  uint64_t generation SLUICE_GUARDED_BY(mu) = 0;
+  std::thread thread SLUICE_GUARDED_BY(mu);
 
   // True if the OS thread ran or runs in this process and has not finished.
-  bool AliveLocked() const REQUIRES(mu) {
+  bool AliveLocked() const SLUICE_REQUIRES(mu) {
     return started && !finished && generation == sluice::internal::ForkGeneration();
   }
-  std::vector<std::function<void()>> exit_callbacks GUARDED_BY(mu);
+  std::vector<std::function<void()>> exit_callbacks SLUICE_GUARDED_BY(mu);
 };
 
 std::shared_ptr<Thread> Thread::Create(std::string name, std::function<void()> body) {

@@ -43,17 +43,17 @@ inline ::testing::AssertionResult IsOk(const Status& s) { return StatusIs(s, Cod
 // A one-shot event: Notify() once, then every waiter returns.
 class Notification {
  public:
-  void Notify() EXCLUDES(mu_) {
+  void Notify() SLUICE_EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     notified_ = true;
     cv_.SignalAll();
   }
-  bool HasBeenNotified() const EXCLUDES(mu_) {
+  bool HasBeenNotified() const SLUICE_EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     return notified_;
   }
   // Returns false only if kSafety passed (a failure).
-  bool Wait() const EXCLUDES(mu_) {
+  bool Wait() const SLUICE_EXCLUDES(mu_) {
     const auto deadline = std::chrono::steady_clock::now() + kSafety;
     MutexLock lock(&mu_);
     while (!notified_) {
@@ -65,24 +65,24 @@ class Notification {
  private:
   mutable Mutex mu_;
   mutable CondVar cv_;
-  bool notified_ GUARDED_BY(mu_) = false;
+  bool notified_ SLUICE_GUARDED_BY(mu_) = false;
 };
 
 // A counter whose value can be waited for.
 class Counter {
  public:
-  int Increment() EXCLUDES(mu_) {
+  int Increment() SLUICE_EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     ++value_;
     cv_.SignalAll();
     return value_;
   }
-  int value() const EXCLUDES(mu_) {
+  int value() const SLUICE_EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     return value_;
   }
   // Waits until value() >= n; false only if kSafety passed (a failure).
-  bool WaitForAtLeast(int n) const EXCLUDES(mu_) {
+  bool WaitForAtLeast(int n) const SLUICE_EXCLUDES(mu_) {
     const auto deadline = std::chrono::steady_clock::now() + kSafety;
     MutexLock lock(&mu_);
     while (value_ < n) {
@@ -94,7 +94,7 @@ class Counter {
  private:
   mutable Mutex mu_;
   mutable CondVar cv_;
-  int value_ GUARDED_BY(mu_) = 0;
+  int value_ SLUICE_GUARDED_BY(mu_) = 0;
 };
 
 inline Element Int64Element(int64_t v) { return Element{Tensor::Scalar<int64_t>(v)}; }

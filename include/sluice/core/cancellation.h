@@ -33,27 +33,27 @@ class CancellationManager {
   ~CancellationManager() = default;
 
   // A fresh token for RegisterCallback. Thread-safe.
-  Token NewToken() EXCLUDES(mu_);
+  Token NewToken() SLUICE_EXCLUDES(mu_);
   // Registers `callback` under `token`. Returns false, registering nothing,
   // if cancellation has already started. Thread-safe; never blocks long.
-  bool RegisterCallback(Token token, std::function<void()> callback) EXCLUDES(mu_);
+  bool RegisterCallback(Token token, std::function<void()> callback) SLUICE_EXCLUDES(mu_);
   // Removes the callback. Returns false if cancellation has started; then
   // waits until that callback (if it is running) has returned, unless it is
   // this very thread that runs it. Thread-safe.
-  bool DeregisterCallback(Token token) EXCLUDES(mu_);
+  bool DeregisterCallback(Token token) SLUICE_EXCLUDES(mu_);
   // Runs every registered callback once, on this thread, without holding the
   // manager's lock. Later calls do nothing. Thread-safe.
-  void StartCancel() EXCLUDES(mu_);
-  bool IsCancelled() const EXCLUDES(mu_);
+  void StartCancel() SLUICE_EXCLUDES(mu_);
+  bool IsCancelled() const SLUICE_EXCLUDES(mu_);
 
  private:
   mutable Mutex mu_;
   CondVar done_cv_;
-  Token next_token_ GUARDED_BY(mu_) = 0;
-  bool cancelling_ GUARDED_BY(mu_) = false;
-  bool cancelled_ GUARDED_BY(mu_) = false;  // every callback has run
-  std::thread::id cancelling_thread_ GUARDED_BY(mu_);
-  std::map<Token, std::function<void()>> callbacks_ GUARDED_BY(mu_);
+  Token next_token_ SLUICE_GUARDED_BY(mu_) = 0;
+  bool cancelling_ SLUICE_GUARDED_BY(mu_) = false;
+  bool cancelled_ SLUICE_GUARDED_BY(mu_) = false;  // every callback has run
+  std::thread::id cancelling_thread_ SLUICE_GUARDED_BY(mu_);
+  std::map<Token, std::function<void()>> callbacks_ SLUICE_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice

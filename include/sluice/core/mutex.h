@@ -22,7 +22,7 @@
 
 namespace sluice {
 
-class CAPABILITY("mutex") Mutex {
+class SLUICE_CAPABILITY("mutex") Mutex {
  public:
   Mutex() {
 #if defined(PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP)
@@ -39,22 +39,22 @@ class CAPABILITY("mutex") Mutex {
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
 
-  void Lock() ACQUIRE() { pthread_mutex_lock(&mu_); }
-  void Unlock() RELEASE() { pthread_mutex_unlock(&mu_); }
-  bool TryLock() TRY_ACQUIRE(true) { return pthread_mutex_trylock(&mu_) == 0; }
+  void Lock() SLUICE_ACQUIRE() { pthread_mutex_lock(&mu_); }
+  void Unlock() SLUICE_RELEASE() { pthread_mutex_unlock(&mu_); }
+  bool TryLock() SLUICE_TRY_ACQUIRE(true) { return pthread_mutex_trylock(&mu_) == 0; }
   // Tells the analysis that the calling thread holds the lock. Only a
   // documentation aid: it does not check at run time.
-  void AssertHeld() const ASSERT_CAPABILITY(this) {}
+  void AssertHeld() const SLUICE_ASSERT_CAPABILITY(this) {}
 
  private:
   friend class CondVar;
   pthread_mutex_t mu_;
 };
 
-class SCOPED_CAPABILITY MutexLock {
+class SLUICE_SCOPED_CAPABILITY MutexLock {
  public:
-  explicit MutexLock(Mutex* mu) ACQUIRE(mu) : mu_(mu) { mu_->Lock(); }
-  ~MutexLock() RELEASE() { mu_->Unlock(); }
+  explicit MutexLock(Mutex* mu) SLUICE_ACQUIRE(mu) : mu_(mu) { mu_->Lock(); }
+  ~MutexLock() SLUICE_RELEASE() { mu_->Unlock(); }
   MutexLock(const MutexLock&) = delete;
   MutexLock& operator=(const MutexLock&) = delete;
 
@@ -79,9 +79,9 @@ class CondVar {
 
   // REQUIRES: `mu` is held. Releases it while waiting; holds it on return.
   // May return spuriously: callers loop on their predicate.
-  void Wait(Mutex* mu) REQUIRES(mu) { pthread_cond_wait(&cv_, &mu->mu_); }
+  void Wait(Mutex* mu) SLUICE_REQUIRES(mu) { pthread_cond_wait(&cv_, &mu->mu_); }
   // As Wait, until `deadline`. Returns false if the deadline passed.
-  bool WaitUntil(Mutex* mu, std::chrono::steady_clock::time_point deadline) REQUIRES(mu) {
+  bool WaitUntil(Mutex* mu, std::chrono::steady_clock::time_point deadline) SLUICE_REQUIRES(mu) {
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count();
     if (ns <= 0) return false;
     timespec ts;
@@ -91,7 +91,7 @@ class CondVar {
   }
   // As WaitUntil, `timeout` from now.
   template <class Rep, class Period>
-  bool WaitFor(Mutex* mu, std::chrono::duration<Rep, Period> timeout) REQUIRES(mu) {
+  bool WaitFor(Mutex* mu, std::chrono::duration<Rep, Period> timeout) SLUICE_REQUIRES(mu) {
     return WaitUntil(mu, std::chrono::steady_clock::now() +
                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout));
   }

@@ -24,19 +24,19 @@ class ThreadPool {
   ThreadPool(std::string name, int num_threads);
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
-  ~ThreadPool() EXCLUDES(mu_);
+  ~ThreadPool() SLUICE_EXCLUDES(mu_);
 
   // Runs `fn` on a worker thread. Never blocks. Thread-safe.
-  void Schedule(std::function<void()> fn) EXCLUDES(mu_);
+  void Schedule(std::function<void()> fn) SLUICE_EXCLUDES(mu_);
   int num_threads() const { return static_cast<int>(threads_.size()); }
 
  private:
-  void WorkerLoop() EXCLUDES(mu_);
+  void WorkerLoop() SLUICE_EXCLUDES(mu_);
 
   Mutex mu_;
   CondVar cv_;
-  std::deque<std::function<void()>> work_ GUARDED_BY(mu_);
-  bool stopping_ GUARDED_BY(mu_) = false;
+  std::deque<std::function<void()>> work_ SLUICE_GUARDED_BY(mu_);
+  bool stopping_ SLUICE_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;  // constant after construction
 };
 

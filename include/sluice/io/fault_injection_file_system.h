@@ -35,31 +35,31 @@ class FaultInjectionFileSystem : public FileSystem {
   ~FaultInjectionFileSystem() override;
 
   // Opening `path` (any kind of file, and Stat) fails with `status`.
-  void FailOpen(const std::string& path, Status status) EXCLUDES(mu_);
+  void FailOpen(const std::string& path, Status status) SLUICE_EXCLUDES(mu_);
   // `path` looks `size` bytes long: reads stop there, Stat reports it.
-  void Truncate(const std::string& path, uint64_t size) EXCLUDES(mu_);
+  void Truncate(const std::string& path, uint64_t size) SLUICE_EXCLUDES(mu_);
   // A read of `path` that would return byte `offset` or a later one fails
   // with `status` instead (the call returns no bytes). After `times`
   // failures the fault heals; times < 0: it never heals.
-  void FailReadsAt(const std::string& path, uint64_t offset, Status status, int times = -1) EXCLUDES(mu_);
+  void FailReadsAt(const std::string& path, uint64_t offset, Status status, int times = -1) SLUICE_EXCLUDES(mu_);
   // Appends to `path` fail with `status` once `bytes` have been appended.
   // An append that would cross `bytes` writes nothing.
-  void FailWritesAfter(const std::string& path, uint64_t bytes, Status status) EXCLUDES(mu_);
+  void FailWritesAfter(const std::string& path, uint64_t bytes, Status status) SLUICE_EXCLUDES(mu_);
   // The disk fills up after `bytes` bytes of `path`: an append that would
   // cross the limit writes the part that fits (a short write(2)) and fails
   // with ResourceExhausted "No space left on device" (ENOSPC); later appends
   // fail the same way and write nothing.
-  void FailWritesWhenFullAfter(const std::string& path, uint64_t bytes) EXCLUDES(mu_);
+  void FailWritesWhenFullAfter(const std::string& path, uint64_t bytes) SLUICE_EXCLUDES(mu_);
   // `path` vanishes: opening or Stat-ing it fails with NotFound, and so does
   // every later read of a file already open (a remote object deleted under
   // its reader).
-  void Vanish(const std::string& path) EXCLUDES(mu_);
+  void Vanish(const std::string& path) SLUICE_EXCLUDES(mu_);
   // Removes every fault (the counters stay).
-  void ClearFaults() EXCLUDES(mu_);
+  void ClearFaults() SLUICE_EXCLUDES(mu_);
 
   // Read calls made on files opened for `path` (to prove that readers do not
   // issue a read per record).
-  int64_t read_calls(const std::string& path) const EXCLUDES(mu_);
+  int64_t read_calls(const std::string& path) const SLUICE_EXCLUDES(mu_);
 
   // FileSystem:
   Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& path) override;
@@ -85,19 +85,19 @@ class FaultInjectionFileSystem : public FileSystem {
   };
   // Applies the faults of `path` to a read of [offset, offset + n): returns
   // the error to report, or OK with `*n` possibly shortened. Counts the call.
-  Status FilterRead(const std::string& path, uint64_t offset, size_t* n) EXCLUDES(mu_);
+  Status FilterRead(const std::string& path, uint64_t offset, size_t* n) SLUICE_EXCLUDES(mu_);
   // Applies the write fault of `path` to an append of `*n` bytes after
   // `written` bytes: returns the error to report, with `*n` set to the bytes
   // to write first (0 unless the fault writes what fits). OK leaves `*n`.
-  Status FilterWrite(const std::string& path, uint64_t written, size_t* n) EXCLUDES(mu_);
+  Status FilterWrite(const std::string& path, uint64_t written, size_t* n) SLUICE_EXCLUDES(mu_);
 
  private:
-  Status OpenErrorLocked(const std::string& path) const REQUIRES(mu_);
+  Status OpenErrorLocked(const std::string& path) const SLUICE_REQUIRES(mu_);
 
   FileSystem* const base_;
   mutable Mutex mu_;
-  std::map<std::string, Faults> faults_ GUARDED_BY(mu_);
-  std::map<std::string, int64_t> read_calls_ GUARDED_BY(mu_);
+  std::map<std::string, Faults> faults_ SLUICE_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> read_calls_ SLUICE_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice::io

@@ -58,7 +58,7 @@ class ReaderBase {
   // the error of opening a work unit (then skipped); read errors such as
   // DataLoss (the unit stays current: the next call retries where it
   // failed, unless the reader skips errors).
-  [[nodiscard]] Result<Record> Read(queue::Queue& queue, const queue::WaitOptions& wait = {}) EXCLUDES(mu_);
+  [[nodiscard]] Result<Record> Read(queue::Queue& queue, const queue::WaitOptions& wait = {}) SLUICE_EXCLUDES(mu_);
 
   // 1..num_records records, all from one work unit: returns early when the
   // unit ends after at least one record. Empty units are skipped. Errors as
@@ -67,24 +67,24 @@ class ReaderBase {
   // As in TensorFlow, records read before an error in the same call are
   // counted but not returned.
   [[nodiscard]] Result<Records> ReadUpTo(queue::Queue& queue, int64_t num_records,
-                                         const queue::WaitOptions& wait = {}) EXCLUDES(mu_);
+                                         const queue::WaitOptions& wait = {}) SLUICE_EXCLUDES(mu_);
 
-  int64_t num_records_produced() EXCLUDES(mu_);
-  int64_t num_work_units_completed() EXCLUDES(mu_);
+  int64_t num_records_produced() SLUICE_EXCLUDES(mu_);
+  int64_t num_work_units_completed() SLUICE_EXCLUDES(mu_);
 
   // Counters to zero, the current work unit dropped (not re-queued).
-  [[nodiscard]] Status Reset() EXCLUDES(mu_);
+  [[nodiscard]] Status Reset() SLUICE_EXCLUDES(mu_);
 
   // The reader's state as bytes. Unimplemented "Reader SerializeState" for
   // readers that do not support it (all but IdentityReader and
   // WholeFileReader).
-  [[nodiscard]] Result<std::string> SerializeState() EXCLUDES(mu_);
+  [[nodiscard]] Result<std::string> SerializeState() SLUICE_EXCLUDES(mu_);
   // Restores SerializeState()'s bytes. Errors: Unimplemented "Reader
   // RestoreState"; InvalidArgument "Could not parse state for <Type>
   // '<name>'" for bytes that are not a valid state (truncated, extended,
   // garbage, any flipped bit); InvalidArgument for negative counters or
   // work_started > work_finished. Any failure resets the reader.
-  [[nodiscard]] Status RestoreState(std::string_view state) EXCLUDES(mu_);
+  [[nodiscard]] Status RestoreState(std::string_view state) SLUICE_EXCLUDES(mu_);
 
   // "TFRecordReader", "TextLineReader", ...
   const std::string& type_name() const { return type_name_; }
@@ -103,44 +103,44 @@ class ReaderBase {
   // Produces the next record of current_work(): sets *produced (and fills
   // key/value), or sets *at_end when the unit is exhausted, or returns an
   // error (and sets neither).
-  virtual Status ReadLocked(std::string* key, std::string* value, bool* produced, bool* at_end) REQUIRES(mu_) = 0;
+  virtual Status ReadLocked(std::string* key, std::string* value, bool* produced, bool* at_end) SLUICE_REQUIRES(mu_) = 0;
   // 1..n records of current_work() (or *at_end, or an error); the default
   // reads one with ReadLocked.
   virtual Status ReadUpToLocked(int64_t n, std::vector<std::string>* keys, std::vector<std::string>* values,
-                                int64_t* num_read, bool* at_end) REQUIRES(mu_);
+                                int64_t* num_read, bool* at_end) SLUICE_REQUIRES(mu_);
   // Opens current_work(). An error skips the unit.
-  virtual Status OnWorkStartedLocked() REQUIRES(mu_) { return Status::OK(); }
+  virtual Status OnWorkStartedLocked() SLUICE_REQUIRES(mu_) { return Status::OK(); }
   // Closes current_work().
-  virtual Status OnWorkFinishedLocked() REQUIRES(mu_) { return Status::OK(); }
+  virtual Status OnWorkFinishedLocked() SLUICE_REQUIRES(mu_) { return Status::OK(); }
   // Overriders reset their own state, then call ReaderBase::ResetLocked().
-  virtual Status ResetLocked() REQUIRES(mu_);
-  virtual Status SerializeStateLocked(std::string* state) REQUIRES(mu_);
-  virtual Status RestoreStateLocked(std::string_view state) REQUIRES(mu_);
+  virtual Status ResetLocked() SLUICE_REQUIRES(mu_);
+  virtual Status SerializeStateLocked(std::string* state) SLUICE_REQUIRES(mu_);
+  virtual Status RestoreStateLocked(std::string_view state) SLUICE_REQUIRES(mu_);
 
   // For serializable readers: the base state (counters and current work)
   // in the format documented in reader_base.cc, and back.
-  std::string SaveBaseStateLocked() const REQUIRES(mu_);
-  Status RestoreBaseStateLocked(std::string_view state) REQUIRES(mu_);
+  std::string SaveBaseStateLocked() const SLUICE_REQUIRES(mu_);
+  Status RestoreBaseStateLocked(std::string_view state) SLUICE_REQUIRES(mu_);
 
-  const std::string& current_work() const REQUIRES(mu_) { return work_; }
+  const std::string& current_work() const SLUICE_REQUIRES(mu_) { return work_; }
 
   mutable Mutex mu_;
 
  private:
-  bool work_in_progress() const REQUIRES(mu_) { return work_finished_ < work_started_; }
+  bool work_in_progress() const SLUICE_REQUIRES(mu_) { return work_finished_ < work_started_; }
   // Dequeues and opens the next work unit.
-  Status StartNextWorkLocked(queue::Queue& queue, const queue::WaitOptions& wait) REQUIRES(mu_);
-  Status FinishWorkLocked() REQUIRES(mu_);
+  Status StartNextWorkLocked(queue::Queue& queue, const queue::WaitOptions& wait) SLUICE_REQUIRES(mu_);
+  Status FinishWorkLocked() SLUICE_REQUIRES(mu_);
 
   // Constant after construction.
   const std::string type_name_;
   const std::string name_;
 
   // Protected by mu_.
-  int64_t work_started_ GUARDED_BY(mu_) = 0;
-  int64_t work_finished_ GUARDED_BY(mu_) = 0;
-  int64_t num_records_produced_ GUARDED_BY(mu_) = 0;
-  std::string work_ GUARDED_BY(mu_);
+  int64_t work_started_ SLUICE_GUARDED_BY(mu_) = 0;
+  int64_t work_finished_ SLUICE_GUARDED_BY(mu_) = 0;
+  int64_t num_records_produced_ SLUICE_GUARDED_BY(mu_) = 0;
+  std::string work_ SLUICE_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice::io

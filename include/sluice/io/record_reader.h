@@ -69,18 +69,18 @@ class CorruptionReporter {
 // Counts what was dropped. Thread-safe.
 class CountingReporter : public CorruptionReporter {
  public:
-  void Corruption(const Status& reason, uint64_t bytes, int64_t records) override EXCLUDES(mu_);
+  void Corruption(const Status& reason, uint64_t bytes, int64_t records) override SLUICE_EXCLUDES(mu_);
   int64_t corruptions() const { return corruptions_.load(std::memory_order_relaxed); }
   uint64_t bytes_dropped() const { return bytes_.load(std::memory_order_relaxed); }
   int64_t records_dropped() const { return records_.load(std::memory_order_relaxed); }
-  Status last_error() const EXCLUDES(mu_);
+  Status last_error() const SLUICE_EXCLUDES(mu_);
 
  private:
   std::atomic<int64_t> corruptions_{0};
   std::atomic<uint64_t> bytes_{0};
   std::atomic<int64_t> records_{0};
   mutable Mutex mu_;
-  Status last_error_ GUARDED_BY(mu_);
+  Status last_error_ SLUICE_GUARDED_BY(mu_);
 };
 
 struct RecordReaderOptions {

@@ -91,21 +91,21 @@ class QueueMonitor {
 
   // Takes one sample now / stamped `now` (for deterministic tests). Never
   // blocks for long.
-  void Sample() EXCLUDES(mu_);
-  void SampleAt(Clock::time_point now) EXCLUDES(mu_);
+  void Sample() SLUICE_EXCLUDES(mu_);
+  void SampleAt(Clock::time_point now) SLUICE_EXCLUDES(mu_);
 
   // Starts the sampling thread. FailedPrecondition if it was started before.
   // Throws std::system_error only if the OS cannot create a thread.
-  Status Start() EXCLUDES(mu_);
+  Status Start() SLUICE_EXCLUDES(mu_);
   // Stops the sampling thread and waits for it. Does nothing if it is not
   // running. Blocks at most for one sample.
-  void Stop() EXCLUDES(mu_);
+  void Stop() SLUICE_EXCLUDES(mu_);
 
   // The series of the queues present in the latest sample, in creation order.
-  std::vector<QueueSeries> Series() const EXCLUDES(mu_);
+  std::vector<QueueSeries> Series() const SLUICE_EXCLUDES(mu_);
   // A table, one line per queue: name, type, size/capacity, fill fraction,
   // enqueue and dequeue rates, closed.
-  std::string Report() const EXCLUDES(mu_);
+  std::string Report() const SLUICE_EXCLUDES(mu_);
 
  private:
   explicit QueueMonitor(QueueMonitorOptions options);
@@ -115,9 +115,9 @@ class QueueMonitor {
 
   mutable Mutex mu_;
   // Protected by mu_: keyed by QueueStats::id (creation order).
-  std::map<uint64_t, QueueSeries> series_ GUARDED_BY(mu_);
-  std::shared_ptr<Coordinator> coord_ GUARDED_BY(mu_);
-  std::shared_ptr<Thread> thread_ GUARDED_BY(mu_);
+  std::map<uint64_t, QueueSeries> series_ SLUICE_GUARDED_BY(mu_);
+  std::shared_ptr<Coordinator> coord_ SLUICE_GUARDED_BY(mu_);
+  std::shared_ptr<Thread> thread_ SLUICE_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice::train

@@ -41,16 +41,16 @@ class QueueRunnerRegistry {
 
   // Appends `runner` (a runner added twice is started once: its second
   // CreateThreads returns nothing). REQUIRES: runner != nullptr. Thread-safe.
-  void Add(std::shared_ptr<QueueRunner> runner) EXCLUDES(mu_);
+  void Add(std::shared_ptr<QueueRunner> runner) SLUICE_EXCLUDES(mu_);
   // A snapshot, in the order added. Thread-safe.
-  std::vector<std::shared_ptr<QueueRunner>> runners() const EXCLUDES(mu_);
+  std::vector<std::shared_ptr<QueueRunner>> runners() const SLUICE_EXCLUDES(mu_);
   // Forgets every runner (dropped outside the lock; a runner whose last
   // reference this was is stopped and joined, which may block). Thread-safe.
-  void Clear() EXCLUDES(mu_);
+  void Clear() SLUICE_EXCLUDES(mu_);
 
  private:
   mutable Mutex mu_;
-  std::vector<std::shared_ptr<QueueRunner>> runners_ GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<QueueRunner>> runners_ SLUICE_GUARDED_BY(mu_);
 };
 
 // Makes `registry` QueueRunnerRegistry::Current() on the constructing thread
