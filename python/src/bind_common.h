@@ -19,11 +19,13 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "sluice/core/dtype.h"
 #include "sluice/core/element.h"
 #include "sluice/core/status.h"
 #include "sluice/core/tensor.h"
+#include "sluice/image/random_resized_crop.h"
 #include "sluice/queue/queue.h"
 
 namespace sluice::io {
@@ -227,6 +229,18 @@ struct QueueHandle {
 // another type. REQUIRES: the GIL is held.
 std::shared_ptr<io::ReaderBase> ReaderOf(nb::handle reader);  // a _core.Reader (bind_io.cc)
 ops::ExampleParser ExampleParserOf(nb::handle parser);       // a _core.ExampleParser (bind_ops.cc)
+
+// The fused random resized crop's options from the Python arguments
+// (bind_image_ops.cc), for the train producers and the data map alike.
+// ValueError for an unknown data_format, sampler or resize method.
+image::RandomResizedCropOptions RandomResizedCropOptionsOf(int64_t height, int64_t width,
+                                                           std::pair<double, double> scale,
+                                                           std::pair<double, double> ratio, float flip_probability,
+                                                           const std::vector<float>& mean,
+                                                           const std::vector<float>& stddev,
+                                                           const std::string& data_format, const std::string& sampler,
+                                                           const std::string& method, bool antialias, int channels,
+                                                           int32_t max_attempts);
 
 // Bindings of each layer (called from module.cc, in this order).
 void BindCore(nb::module_& m);

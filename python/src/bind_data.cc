@@ -247,43 +247,6 @@ data::RecordDatasetOptions RecordOptions(const std::string& compression_type, in
   return data::RecordDatasetOptions{compression_type, buffer_size, num_parallel_reads};
 }
 
-image::RandomResizedCropOptions CropOptions(int64_t height, int64_t width, std::pair<double, double> scale,
-                                            std::pair<double, double> ratio, float flip_probability,
-                                            const std::vector<float>& mean, const std::vector<float>& stddev,
-                                            const std::string& data_format, const std::string& sampler,
-                                            const std::string& method, bool antialias, int channels,
-                                            int32_t max_attempts) {
-  image::RandomResizedCropOptions o;
-  o.height = height;
-  o.width = width;
-  o.scale = {scale.first, scale.second};
-  o.ratio = {ratio.first, ratio.second};
-  o.flip_probability = flip_probability;
-  o.normalize.mean = mean;
-  o.normalize.stddev = stddev;
-  if (data_format == "CHW" || data_format == "NCHW") {
-    o.normalize.data_format = image::DataFormat::kCHW;
-  } else if (data_format == "HWC" || data_format == "NHWC") {
-    o.normalize.data_format = image::DataFormat::kHWC;
-  } else {
-    throw nb::value_error(("data_format must be 'CHW' or 'HWC', not '" + data_format + "'").c_str());
-  }
-  if (sampler == "torchvision") {
-    o.sampler = image::CropSampler::kTorchvision;
-  } else if (sampler == "tensorflow") {
-    o.sampler = image::CropSampler::kTensorFlow;
-  } else {
-    throw nb::value_error(("sampler must be 'torchvision' or 'tensorflow', not '" + sampler + "'").c_str());
-  }
-  std::optional<image::ResizeMethod> m = image::ResizeMethodFromName(method);
-  if (!m) throw nb::value_error(("unknown resize method '" + method + "'").c_str());
-  o.method = *m;
-  o.antialias = antialias;
-  o.channels = channels;
-  o.max_attempts = max_attempts;
-  return o;
-}
-
 DataDatasetHandle MapNative(const DataDatasetHandle& in, Result<data::NativeMap> map, std::optional<int64_t> npc,
                         bool deterministic) {
   data::NativeMap m = ValueOrThrow(std::move(map));
@@ -465,7 +428,7 @@ void BindNativeMaps(nb::module_& d) {
            const std::vector<float>& stddev, const std::string& data_format, const std::string& sampler,
            const std::string& method, bool antialias, int channels, int32_t max_attempts, uint64_t seed,
            nb::handle npc_obj, bool deterministic) {
-          image::RandomResizedCropOptions o = CropOptions(height, width, scale, ratio, flip_probability, mean, stddev,
+          image::RandomResizedCropOptions o = RandomResizedCropOptionsOf(height, width, scale, ratio, flip_probability, mean, stddev,
                                                           data_format, sampler, method, antialias, channels,
                                                           max_attempts);
           return MapNative(in, data::RandomResizedCropMap(in.ds->element_spec(), component, o, seed), OptInt(npc_obj), deterministic);

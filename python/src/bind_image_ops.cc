@@ -322,6 +322,43 @@ void BindRandomResizedCrop(nb::module_& m) {
 
 }  // namespace
 
+image::RandomResizedCropOptions RandomResizedCropOptionsOf(int64_t height, int64_t width,
+                                                           std::pair<double, double> scale,
+                                                           std::pair<double, double> ratio, float flip_probability,
+                                                           const std::vector<float>& mean,
+                                                           const std::vector<float>& stddev,
+                                                           const std::string& data_format, const std::string& sampler,
+                                                           const std::string& method, bool antialias, int channels,
+                                                           int32_t max_attempts) {
+  img::RandomResizedCropOptions o;
+  o.height = height;
+  o.width = width;
+  o.scale = {scale.first, scale.second};
+  o.ratio = {ratio.first, ratio.second};
+  o.flip_probability = flip_probability;
+  o.normalize.mean = mean;
+  o.normalize.stddev = stddev;
+  if (data_format == "CHW" || data_format == "NCHW") {
+    o.normalize.data_format = img::DataFormat::kCHW;
+  } else if (data_format == "HWC" || data_format == "NHWC") {
+    o.normalize.data_format = img::DataFormat::kHWC;
+  } else {
+    throw nb::value_error(("data_format must be 'CHW' or 'HWC', not '" + data_format + "'").c_str());
+  }
+  if (sampler == "torchvision") {
+    o.sampler = img::CropSampler::kTorchvision;
+  } else if (sampler == "tensorflow") {
+    o.sampler = img::CropSampler::kTensorFlow;
+  } else {
+    throw nb::value_error(("sampler must be 'torchvision' or 'tensorflow', not '" + sampler + "'").c_str());
+  }
+  o.method = Method(method);
+  o.antialias = antialias;
+  o.channels = channels;
+  o.max_attempts = max_attempts;
+  return o;
+}
+
 void BindImageOps(nb::module_& m) {
   BindResize(m);
   BindGeometry(m);

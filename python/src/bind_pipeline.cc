@@ -519,12 +519,6 @@ ProducerHandle NewDecodeJpegProducer(const ProducerHandle& input, int component,
   return ValueOrThrow(train::MapDecodeJpeg(input, ComponentIndex(component), std::move(o)));
 }
 
-image::ResizeMethod ResizeMethodOf(const std::string& name) {
-  std::optional<image::ResizeMethod> m = image::ResizeMethodFromName(name);
-  if (!m) throw nb::value_error(("unknown resize method '" + name + "'").c_str());
-  return *m;
-}
-
 // `sampler`: "torchvision" or "tensorflow"; `data_format`: "CHW" or "HWC".
 ProducerHandle NewRandomResizedCropProducer(const ProducerHandle& input, int component, int64_t height,
                                             int64_t width, std::pair<double, double> scale,
@@ -534,32 +528,9 @@ ProducerHandle NewRandomResizedCropProducer(const ProducerHandle& input, int com
                                             const std::string& method, bool antialias, int channels,
                                             int32_t max_attempts, bool dct_scaling, const std::string& dct_method,
                                             uint64_t seed) {
-  image::RandomResizedCropOptions o;
-  o.height = height;
-  o.width = width;
-  o.scale = {scale.first, scale.second};
-  o.ratio = {ratio.first, ratio.second};
-  o.flip_probability = flip_probability;
-  o.normalize.mean = mean;
-  o.normalize.stddev = stddev;
-  if (data_format == "CHW" || data_format == "NCHW") {
-    o.normalize.data_format = image::DataFormat::kCHW;
-  } else if (data_format == "HWC" || data_format == "NHWC") {
-    o.normalize.data_format = image::DataFormat::kHWC;
-  } else {
-    throw nb::value_error(("data_format must be 'CHW' or 'HWC', not '" + data_format + "'").c_str());
-  }
-  if (sampler == "torchvision") {
-    o.sampler = image::CropSampler::kTorchvision;
-  } else if (sampler == "tensorflow") {
-    o.sampler = image::CropSampler::kTensorFlow;
-  } else {
-    throw nb::value_error(("sampler must be 'torchvision' or 'tensorflow', not '" + sampler + "'").c_str());
-  }
-  o.method = ResizeMethodOf(method);
-  o.antialias = antialias;
-  o.channels = channels;
-  o.max_attempts = max_attempts;
+  image::RandomResizedCropOptions o =
+      RandomResizedCropOptionsOf(height, width, scale, ratio, flip_probability, mean, stddev, data_format, sampler,
+                                 method, antialias, channels, max_attempts);
   o.dct_scaling = dct_scaling;
   o.dct_method = dct_method;
   return ValueOrThrow(train::MapRandomResizedCrop(input, ComponentIndex(component), std::move(o), seed));
