@@ -47,11 +47,6 @@ def _after_fork_in_child():
     _thread_local.__dict__.clear()
 
 
-def fork_generation():
-    """How many fork()s separate this process from the one that imported sluice."""
-    return _fork_generation
-
-
 def check_not_forked(obj, generation, what):
     """Raises FailedPreconditionError if `obj` (made in fork generation `generation`) is the parent's."""
     if generation != _fork_generation:
@@ -245,7 +240,6 @@ def track(obj, recipe):
     graph._check_usable()
     obj._recipe = recipe
     obj._graph = graph
-    obj._fork_generation = _fork_generation
     with graph.building():
         obj._bind_core(recipe())
     graph._track(obj)

@@ -289,7 +289,6 @@ class QueueBase:
             _graph.track(self, core_queue)
         else:  # a C++ queue made elsewhere (the queue of a batcher, a runner): not rebuilt
             self._graph = _graph.get_default_graph()
-            self._fork_generation = _graph.fork_generation()
             self._bind_core(core_queue)
 
     def _bind_core(self, core_queue):
@@ -302,7 +301,7 @@ class QueueBase:
 
     def _drop_core(self):
         """Ends this queue's state for a new run of its graph (see sluice.train.Session)."""
-        queue, self._queue, self._ops = self._queue, _ClosedRun(self), _ClosedRun(self)
+        queue, self._queue, self._ops = self._queue, _ClosedRun(), _ClosedRun()
         try:
             queue.close(True, None)
         except errors.OpError:
@@ -486,9 +485,6 @@ class QueueBase:
 
 class _ClosedRun:
     """Stands for the C++ queue of a run that ended, while its graph is built again."""
-
-    def __init__(self, queue):
-        self._name = getattr(queue, "_name_for_errors", "queue")
 
     def __getattr__(self, attr):
         def fail(*args, **kwargs):
