@@ -25,7 +25,10 @@ ElementSpec RebatchSpec(const ElementSpec& in, const std::vector<int64_t>& sizes
   }
   ElementSpec out = in;
   for (PartialShape& shape : out.shapes) {
-    if (shape.rank_known()) shape = shape.WithFirstDim(dim);
+    if (!shape.rank_known()) continue;
+    std::vector<int64_t> dims = shape.dims();
+    dims[0] = dim;
+    shape = PartialShape(std::move(dims));
   }
   return out;
 }

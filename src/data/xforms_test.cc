@@ -44,6 +44,9 @@ VV Rows(const DatasetPtr& ds) {
   return out;
 }
 
+// Component 0's shape in the element spec.
+V FirstShape(const DatasetPtr& ds) { return ds->element_spec().shapes[0].dims(); }
+
 // Each GetNext's status code until the end (or 20 calls).
 std::vector<Code> Codes(const DatasetPtr& ds) {
   std::vector<Code> out;
@@ -214,10 +217,10 @@ TEST(RebatchTest, ABatchInsideOneInputBatchIsASliceOfIt) {
 }
 
 TEST(RebatchTest, StaticBatchDimensionOnlyWhenEveryBatchIsWhole) {
-  EXPECT_EQ(Must(Rebatch(BatchesOf4(10, true), {2}))->element_spec().shapes[0].dim(0), 2);
-  EXPECT_EQ(Must(Rebatch(BatchesOf4(10, true), {3}))->element_spec().shapes[0].dim(0), -1);
-  EXPECT_EQ(Must(Rebatch(BatchesOf4(10), {3}, true))->element_spec().shapes[0].dim(0), 3);
-  EXPECT_EQ(Must(Rebatch(BatchesOf4(10, true), {1, 3}, true))->element_spec().shapes[0].dim(0), -1);
+  EXPECT_EQ(FirstShape(Must(Rebatch(BatchesOf4(10, true), {2}))), (V{2}));
+  EXPECT_EQ(FirstShape(Must(Rebatch(BatchesOf4(10, true), {3}))), (V{-1}));
+  EXPECT_EQ(FirstShape(Must(Rebatch(BatchesOf4(10), {3}, true))), (V{3}));
+  EXPECT_EQ(FirstShape(Must(Rebatch(BatchesOf4(10, true), {1, 3}, true))), (V{-1}));
 }
 
 TEST(RebatchTest, ScalarsAndBadSizesAreInvalidArgument) {
@@ -263,6 +266,39 @@ TEST(GroupByWindowTest, NonPositiveWindowSizeIsInvalidArgument) {
   Status s = it->GetNext(&e, &end);
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_EQ(s.message(), "Window size must be greater than zero, but got 0.");
+}
+
+// Element x -> the int64 vector [x] * x.
+DatasetPtr Sequences(std::vector<int64_t> lengths) {
+  DatasetPtr ds = Must(FromTensorSlices(Element{Tensor::FromVector<int64_t>(lengths)}));
+  ElementSpec spec{{DType::kInt64}, {PartialShape({-1})}, {}};
+  return Must(Map(ds, [](Element e) -> Result<Element> {
+    const int64_t n = e[0].scalar<int64_t>();
+    return Element{Tensor::FromVector<int64_t>(std::vector<int64_t>(static_cast<size_t>(n), n))};
+  }, spec));
+}
+
+ElementLengthFn Length() {
+  return [](const Element& e) -> Result<int64_t> { return e[0].shape().dim(0); };
+}
+
+TEST(BucketBySequenceLengthTest, BatchesSimilarLengthsPaddedToTheLongest) {
+  DatasetPtr ds = Must(BucketBySequenceLength(Sequences({3, 5, 2, 8, 4, 1, 6, 7}), Length(), {4, 7}, {2, 2, 2}));
+  EXPECT_EQ(Rows(ds), (VV{{3, 3, 3, 2, 2, 0}, {5, 5, 5, 5, 5, 4, 4, 4, 4, 0},
+                          {8, 8, 8, 8, 8, 8, 8, 8, 7, 7, 7, 7, 7, 7, 7, 0}, {1}, {6, 6, 6, 6, 6, 6}}));
+  EXPECT_EQ(FirstShape(ds), (V{-1, -1}));
+}
+
+TEST(BucketBySequenceLengthTest, PadsToTheBucketBoundaryAndRefusesTheLastBucket) {
+  BucketOptions options;
+  options.pad_to_bucket_boundary = true;
+  DatasetPtr ds = Must(BucketBySequenceLength(Sequences({1, 2}), Length(), {4}, {2, 2}, options));
+  std::vector<Element> got = Elements(ds);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0][0].shape().DebugString(), TensorShape({2, 3}).DebugString());
+  DatasetPtr too_long = Must(BucketBySequenceLength(Sequences({5}), Length(), {4}, {2, 2}, options));
+  EXPECT_EQ(Codes(too_long), (std::vector<Code>{Code::kInvalidArgument}));
+  EXPECT_EQ(BucketBySequenceLength(Sequences({1}), Length(), {4}, {2}).status().code(), Code::kInvalidArgument);
 }
 
 void WriteRecords(const std::string& path, const std::vector<std::string>& records) {

@@ -157,7 +157,7 @@ Result<DatasetPtr> Cache(DatasetPtr input);
 
 // ---- Windows, scans, grouping, rebatching and skipping errors (window.cc,
 // scan.cc, take_while.cc, unique.cc, ignore_errors.cc, rebatch.cc,
-// group_by_window.cc) -----------------------------------------------------------
+// group_by_window.cc, bucket_by_sequence_length.cc) -----------------------------------------------------------
 
 // A dataset of the given elements, in order, shared (not copied) by every
 // iterator; `spec` is their signature. InvalidArgument for a null vector.
@@ -233,6 +233,28 @@ using ReduceFn = std::function<Result<DatasetPtr>(int64_t key, DatasetPtr window
 // message). `out_spec` the signature of reduce_fn's datasets.
 Result<DatasetPtr> GroupByWindow(DatasetPtr input, KeyFn key_fn, ReduceFn reduce_fn, WindowSizeFn window_size_fn,
                                  ElementSpec out_spec);
+
+// The length of an element, for BucketBySequenceLength.
+using ElementLengthFn = std::function<Result<int64_t>(const Element&)>;
+struct BucketOptions {
+  // Per component (empty: each component's own shape); unknown dims are
+  // padded to the batch's longest (or bucket boundary - 1, below).
+  std::vector<PartialShape> padded_shapes;
+  Element padding_values;  // scalars; empty: 0 / ""
+  // Unknown dims padded to the bucket's boundary - 1 instead; an element of
+  // the last bucket (length >= the last boundary) is then InvalidArgument.
+  bool pad_to_bucket_boundary = false;
+  bool no_padding = false;  // Batch instead of PaddedBatch
+  bool drop_remainder = false;
+};
+// tf.data's bucket_by_sequence_length (TF builds it the same way):
+// GroupByWindow keyed by the bucket of length_fn(element) (bucket i holds
+// lengths in [boundaries[i-1], boundaries[i])), each window of
+// bucket_batch_sizes[i] elements padded-batched. InvalidArgument (TF's
+// message) unless bucket_batch_sizes has one more entry than boundaries.
+Result<DatasetPtr> BucketBySequenceLength(DatasetPtr input, ElementLengthFn length_fn,
+                                          std::vector<int64_t> bucket_boundaries,
+                                          std::vector<int64_t> bucket_batch_sizes, BucketOptions options = {});
 
 }  // namespace sluice::data
 
