@@ -74,7 +74,7 @@ def test_make_images_writes_examples_with_tensorflow_feature_names(image_folder,
         assert (int(ex["image/height"]), int(ex["image/width"]), int(ex["image/channels"])) == pixels.shape
         assert abs(float(pixels.mean()) - (44 + 80 * label)) < 6
     assert len(seen) == len(records)
-    with open("%s-labels.txt" % shards) as f:
+    with open("%s.labels.txt" % shards) as f:
         assert f.read() == "0\tcat\n1\tdog\n2\teel\n"
 
 
@@ -207,3 +207,14 @@ def test_run_stops_with_a_data_error_when_records_do_not_match_the_spec(shards):
     r = run("run", spec, "--quiet")
     assert r.returncode == 1
     assert "missing" in r.stderr and "required" in r.stderr
+
+
+def test_the_readme_pipeline_spec_runs(image_folder, tmp_path):
+    import re
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+    with open(readme) as f:
+        (toml,) = re.findall(r"```toml\n(.*?)```", f.read(), flags=re.S)
+    assert run("records", "make-images", image_folder, tmp_path / "data" / "train", "--shards", "2").returncode == 0
+    r = run("run", write_spec(str(tmp_path), toml), "--json", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["records"] == len(CLASSES) * PER_CLASS

@@ -81,7 +81,7 @@ def cmd_make_images(args):
         random.Random(args.seed).shuffle(images)  # classes mixed across shards, reproducibly
     shards = min(args.shards, len(images))
     names = ["%s-%05d-of-%05d" % (args.output, i, shards) for i in range(shards)]
-    labels_path = args.output + "-labels.txt"
+    labels_path = args.output + ".labels.txt"  # not matched by the shards' glob OUT-*
     inputs = [p for p, _, _ in images]
     for name in names + [labels_path]:
         c.check_output_free(name, inputs, args.force)
