@@ -164,18 +164,38 @@ def _build_run(sub):
     p.add_argument("--quiet", "-q", action="store_true", help="no progress, only the summary")
 
 
+def _build_doctor(sub):
+    from sluice.cli import doctor
+
+    text = ("Measure each stage of SPEC's pipeline in its tf.train (queue) form: throughput, time waiting on "
+            "input, time blocked on output, queue fill over time; name the bottleneck and what to change; write "
+            "an HTML report with plots and a Chrome trace (Perfetto).")
+    p = _add(sub, "doctor", text, "sluice doctor pipeline.toml --step-ms 20", doctor.cmd_doctor,
+             description=text + " The Dataset form's per-stage statistics are not measured yet.")
+    p.add_argument("spec", metavar="SPEC")
+    p.add_argument("--out", metavar="PREFIX", help="write PREFIX.html and PREFIX.trace.json (default: beside the "
+                   "spec, SPEC-doctor.*)")
+    p.add_argument("--max-batches", type=int, metavar="N", help="stop after N batches")
+    p.add_argument("--step-ms", type=float, default=0.0, metavar="MS",
+                   help="time the consumer spends per batch, standing in for a training step (default 0)")
+    p.add_argument("--sample-ms", type=float, default=10.0, metavar="MS", help="queue sampling period (default 10)")
+    p.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+
+
 def build_parser():
     parser = _Parser(prog="sluice", formatter_class=_formatter,
                      description="sluice: TensorFlow's input system without TensorFlow. Tools for TFRecord files "
                      "and for running input pipelines.",
                      epilog="examples:\n  sluice records count 'data/*.tfrecord'\n"
-                     "  sluice records head -n 1 data/train.tfrecord\n  sluice run pipeline.toml\n\n"
+                     "  sluice records head -n 1 data/train.tfrecord\n  sluice run pipeline.toml\n"
+                     "  sluice doctor pipeline.toml\n\n"
                      "exit status: 0 all well, 1 bad data, 2 usage error")
     from sluice import __version__
     parser.add_argument("--version", action="version", version="sluice " + __version__)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _build_records(sub)
     _build_run(sub)
+    _build_doctor(sub)
     return parser
 
 

@@ -96,6 +96,16 @@ def _files(spec):
     return files
 
 
+class _Pipeline:
+    """A built pipeline: start() starts its threads, get() is the next batch
+    (StopIteration at the end), stop() stops and joins what start() started."""
+
+    def __init__(self, get, start=None, stop=None):
+        self.get = get
+        self.start = start or (lambda: None)
+        self.stop = stop or (lambda: None)
+
+
 def _dataset(spec, comp):
     from sluice import data
     ds = data.TFRecordDataset(_files(spec), compression_type=c.core_compression(comp))
@@ -116,8 +126,11 @@ def _dataset(spec, comp):
         ds = ds.shuffle(spec.batch["shuffle_buffer"], seed=spec.source["seed"])
     ds = ds.batch(spec.batch["size"], drop_remainder=spec.batch["drop_remainder"])
     ds = ds.prefetch(spec.threads["prefetch"])
-    it = iter(ds)
-    return lambda: next(it), lambda: None
+    state = {}
+
+    def start():
+        state["it"] = iter(ds)
+    return _Pipeline(lambda: next(state["it"]), start)
 
 
 def _train(spec, comp):
@@ -149,7 +162,10 @@ def _train(spec, comp):
     else:
         batches = train.batch_join(chains, size, capacity=ahead * size, allow_smaller_final_batch=smaller)
     coord = train.Coordinator()
-    threads = train.start_queue_runners(coord=coord)
+    state = {"threads": []}
+
+    def start():
+        state["threads"] = train.start_queue_runners(coord=coord)
 
     def get():
         if coord.should_stop():
@@ -161,8 +177,16 @@ def _train(spec, comp):
 
     def stop():
         coord.request_stop()
-        coord.join(threads, stop_grace_period_secs=30)
-    return get, stop
+        coord.join(state["threads"], stop_grace_period_secs=30)
+    return _Pipeline(get, start, stop)
+
+
+def build(spec, comp, form=None):
+    """The spec's pipeline in `form` ("dataset" or "train"; None: the spec's own), not yet started."""
+    try:
+        return (_dataset if (form or spec.top["form"]) == "dataset" else _train)(spec, comp)
+    except errors.OpError as e:
+        raise c.DataError("building the pipeline: %s" % e.message) from None
 
 
 def _leaves(batch):
@@ -200,21 +224,18 @@ def cmd_run(args):
     total = per_epoch * spec.top["epochs"] if per_epoch is not None else None
     if total is not None and args.max_batches is not None:
         total = min(total, args.max_batches * spec.batch["size"])
-    build = _dataset if spec.top["form"] == "dataset" else _train
     batches = 0
     start = time.monotonic()
-    try:
-        get, stop = build(spec, comp)
-    except errors.OpError as e:
-        raise c.DataError("building the pipeline: %s" % e.message) from None
+    pipeline = build(spec, comp)
     bar = _progress.Bar(total=total, unit="records", quiet=args.quiet, interval=args.interval,
                         extra=lambda: "%d batches" % batches)
     error = None
     try:
+        pipeline.start()
         with bar:
             while args.max_batches is None or batches < args.max_batches:
                 try:
-                    batch = get()
+                    batch = pipeline.get()
                 except StopIteration:
                     break
                 rows, nbytes = _measure(batch)
@@ -223,7 +244,7 @@ def cmd_run(args):
     except errors.OpError as e:
         error = e.message
     finally:
-        stop()
+        pipeline.stop()
     seconds = time.monotonic() - start
     summary = {"spec": spec.path, "form": spec.top["form"], "files": len(spec.files), "records": bar.count,
                "batches": batches, "bytes": bar.bytes, "seconds": round(seconds, 3),
