@@ -299,3 +299,10 @@ def test_schema_of_sequence_examples_gives_context_and_sequence_specs():
 
 def test_schema_of_records_that_are_not_examples_is_a_data_error():
     assert run("records", "schema", FOO_BAR).returncode == 1
+
+
+@pytest.mark.parametrize("command", ["head", "cat", "schema", "verify"])
+def test_every_reading_command_says_when_a_file_is_not_a_tfrecord(command):
+    r = run("records", command, CSV)
+    assert r.returncode == 1
+    assert "does not look like a TFRecord file" in r.stdout + r.stderr

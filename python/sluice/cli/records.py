@@ -51,6 +51,14 @@ def _format_hint(r):
     return ""
 
 
+def _read_error(path, e, comp, records_read):
+    """The message of a read error, with the format hint when the first header is already bad."""
+    hint = ""
+    if records_read == 0 and "length checksum" in e.message:
+        hint = " -- %s does not look like a TFRecord file%s" % (path, "" if comp == "none" else " (read as %s)" % comp)
+    return e.message + hint
+
+
 def _describe(corruption):
     where = "record %d" % corruption["record"] if corruption["record"] >= 0 else \
         "after readable record %d" % (corruption["records_before"] - 1)
@@ -162,7 +170,7 @@ def _print_records(args, limit):
             raise c.UsageError("input file %r does not exist" % path) from None
         except errors.OpError as e:
             sys.stdout.flush()
-            c.eprint("sluice records: %s" % e.message)
+            c.eprint("sluice records: %s" % _read_error(path, e, comp, index))
             status = c.EXIT_DATA
     return status
 
@@ -391,15 +399,20 @@ def cmd_schema(args):
     schema = _examples.Schema()
     status = c.EXIT_OK
     for path in files:
+        comp = c.compression_of(path, args.compression)
+        before = schema.records
         try:
-            for record in sio.tf_record_iterator(path, _options(c.compression_of(path, args.compression))):
+            for record in sio.tf_record_iterator(path, _options(comp)):
                 if args.max_records is not None and schema.records >= args.max_records:
                     break
                 schema.add(record)
         except errors.OpError as e:
-            c.eprint("sluice records schema: %s" % e.message)
+            c.eprint("sluice records schema: %s" % _read_error(path, e, comp, schema.records - before))
             status = c.EXIT_DATA
-    if schema.records and not (schema.examples or schema.sequence_examples):
+    if not schema.records:
+        c.eprint("sluice records schema: no records to describe")
+        return c.EXIT_DATA
+    if not (schema.examples or schema.sequence_examples):
         c.eprint("sluice records schema: none of the %d records is a tf.train.Example or SequenceExample"
                  % schema.records)
         return c.EXIT_DATA
