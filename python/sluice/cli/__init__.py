@@ -134,7 +134,8 @@ def _build_records(sub):
 
     p = _add(rsub, "make-images", "Turn a folder of labelled images (DIR/<class>/<image>.jpg, as ImageNet) into "
              "sharded TFRecord files OUT-00000-of-0000N of Examples with TensorFlow's feature names "
-             "(image/encoded, image/class/label, image/height, ...), and OUT.labels.txt (label, tab, class name; not matched by OUT-*).",
+             "(image/encoded, image/class/label, image/height, ...), and OUT.labels.txt (label, tab, class "
+             "name).",
              "sluice records make-images photos/ data/train --shards 4", make_images.cmd_make_images)
     p.add_argument("dir", metavar="DIR")
     p.add_argument("output", metavar="OUT")

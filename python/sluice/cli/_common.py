@@ -6,7 +6,6 @@ import json
 import os
 import sys
 
-from sluice import errors
 
 EXIT_OK = 0
 EXIT_DATA = 1   # the data is bad (corrupt records, undecodable files)
@@ -103,11 +102,6 @@ def check_output_free(output, inputs, force):
     check_not_input(output, inputs)
     if os.path.exists(output) and not force:
         raise UsageError("output %r exists (use --force to replace it)" % output)
-
-
-def data_error_of(e):
-    """A DataError carrying a sluice error's message."""
-    return DataError(e.message if isinstance(e, errors.OpError) else str(e))
 
 
 def print_json(value, stream=None, indent=None):

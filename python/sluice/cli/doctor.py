@@ -108,8 +108,9 @@ def diagnose(series, consumer, threads, cpus):
     # The first batch waits for the pipeline to start: counted apart.
     steady = max(elapsed - consumer["first_batch_seconds"], 1e-9)
     waiting = consumer["wait_seconds"] / steady
-    stages.append({"stage": "consumer (training loop)", "throughput": "%.1f batches/s" % (consumer["batches"] / elapsed),
-                   "waiting_on_input": waiting, "first_batch_after": "%.3f s" % consumer["first_batch_seconds"]})
+    stages.append({"stage": "consumer (training loop)",
+                   "throughput": "%.1f batches/s" % (consumer["batches"] / elapsed), "waiting_on_input": waiting,
+                   "first_batch_after": "%.3f s" % consumer["first_batch_seconds"]})
     if blocked >= 0.5:
         verdict = "consumer-bound: the input keeps the batch queue full"
         advice = "nothing to change in the input; the training step is the bottleneck (you could even lower " \
