@@ -33,7 +33,7 @@ size = {size}
 size = 2
 
 [threads]
-parallel = 2
+parallel = {threads}
 prefetch = 2
 """
 
@@ -51,10 +51,10 @@ def folder(tmp_path_factory):
     return root
 
 
-def spec(folder, name, epochs, size):
+def spec(folder, name, epochs, size, threads=2):
     path = os.path.join(folder, name)
     with open(path, "w") as f:
-        f.write(SPEC.format(epochs=epochs, size=size))
+        f.write(SPEC.format(epochs=epochs, size=size, threads=threads))
     return path
 
 
@@ -74,8 +74,10 @@ def test_a_slow_training_step_is_named_the_bottleneck(folder):
 
 
 def test_slow_decoding_is_named_the_bottleneck(folder):
-    d = doctor(spec(folder, "slow_decode.toml", 3, 768))
-    assert d["verdict"].startswith("input-bound"), d
+    d = doctor(spec(folder, "slow_decode.toml", 3, 768, threads=1))
+    assert d["verdict"].startswith("input-bound: the reader threads"), d
+    if (os.cpu_count() or 1) > 1:
+        assert "raise [threads] parallel from 1" in d["advice"]
     consumer = next(s for s in d["stages"] if s["stage"].startswith("consumer"))
     assert consumer["waiting_on_input"] >= 0.5
 

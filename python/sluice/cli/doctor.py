@@ -78,10 +78,14 @@ def _fraction(values, predicate):
     return sum(1 for v in values if predicate(v)) / len(values) if values else 0.0
 
 
+MIN_SAMPLES = 5  # fewer samples of a queue's open life say nothing
+
+
 def _open_fraction(s, predicate):
-    """Share of the samples, while the queue is open, for which predicate(fill) holds."""
-    fills = [f for f, closed in zip(s["full"], s["closed"]) if not closed]
-    return _fraction(fills, predicate)
+    """Share of the samples of the queue's working life (after its first enqueue, before it closed)
+    for which predicate(fill) holds; 0 when there are too few such samples."""
+    fills = [f for f, closed, enq in zip(s["full"], s["closed"], s["enqueued"]) if not closed and enq > 0]
+    return _fraction(fills, predicate) if len(fills) >= MIN_SAMPLES else 0.0
 
 
 def diagnose(series, consumer, threads, cpus):
