@@ -46,7 +46,7 @@ def damaged(tmp_path):
     return str(path)
 
 
-@pytest.mark.parametrize("args", [[], ["records"]] + [["records", c] for c in RECORDS_COMMANDS] + [["run"]])
+@pytest.mark.parametrize("args", [[], ["records"]] + [["records", c] for c in RECORDS_COMMANDS] + [["run"], ["doctor"]])
 def test_every_command_has_help_with_an_example(args):
     r = run(*args, "--help")
     assert r.returncode == 0, r.stderr
