@@ -256,6 +256,82 @@ Result<DatasetPtr> BucketBySequenceLength(DatasetPtr input, ElementLengthFn leng
                                           std::vector<int64_t> bucket_boundaries,
                                           std::vector<int64_t> bucket_batch_sizes, BucketOptions options = {});
 
+// ---- Record files with a record index, and global shuffle (record_files.cc,
+// index_permutation.h) ---------------------------------------------------------------
+
+// Which side-file indexes (io::RecordIndex, "<file>.idx") FromRecordFiles uses.
+enum class RecordIndexPolicy {
+  // A fresh side file is loaded; else the file is scanned once and the index
+  // written beside it (a failure to write, e.g. a read-only folder, is only
+  // logged).
+  kLoadOrBuild,
+  // As kLoadOrBuild, but never writes a side file.
+  kLoadOrBuildNoSave,
+  // Only a fresh side file will do: FailedPrecondition otherwise.
+  kRequireFresh,
+};
+
+// A global shuffle: every record of all files once per epoch, in the order
+// of IndexPermutation(total records, seed, epoch). Epoch k is the k-th
+// iterator made from the dataset (each pass under Repeat is one) with
+// reshuffle_each_iteration; without, every iterator uses epoch 0.
+struct GlobalShuffleOptions {
+  uint64_t seed = 0;
+  bool reshuffle_each_iteration = true;
+};
+
+struct RecordFilesOptions {
+  // Only "" (uncompressed): a compressed stream cannot be read at an offset
+  // without decompressing everything before it, so ZLIB/GZIP are refused
+  // (InvalidArgument).
+  std::string compression_type;
+  RecordIndexPolicy index = RecordIndexPolicy::kLoadOrBuild;
+  // nullopt: the records in file order.
+  std::optional<GlobalShuffleOptions> shuffle;
+  // Read-ahead: the next read_ahead_records positions (at most
+  // read_ahead_bytes of records, at least one record) are read together,
+  // grouped by file and sorted by offset, with nearby records joined into
+  // one read; then handed out in permutation order. 0: defaults (4096
+  // records, 16 MiB).
+  int64_t read_ahead_records = 0;
+  int64_t read_ahead_bytes = 0;
+};
+
+// The records of TFRecord files, one string scalar each (TFRecordDataset's
+// elements), read at the offsets of each file's record index, so that they
+// can be visited in any order. The indexes are loaded (or built) here, once:
+// cardinality() is the total record count, and a file changed after this
+// call reads as corrupt (DataLoss). Errors here: InvalidArgument (no files,
+// compression, negative read-ahead), FailedPrecondition (kRequireFresh
+// without a fresh index), those of building an index (NotFound, DataLoss
+// naming file, record and offset). Errors while iterating: DataLoss for a
+// record whose length or checksum does not match ("corrupted record at
+// <offset> in <file> (record <i>)", payloads "file", "record", "offset"),
+// I/O errors of reading; the failing record's position is then passed, so
+// GetNext goes on with the next record.
+Result<DatasetPtr> FromRecordFiles(std::vector<std::string> filenames, RecordFilesOptions options = {});
+
+// Where an iterator of FromRecordFiles is: the permutation's (seed, epoch)
+// and the number of records it has handed out (or failed on) this epoch.
+// Without a shuffle, seed and epoch are 0.
+struct GlobalShufflePosition {
+  uint64_t seed = 0;
+  uint64_t epoch = 0;
+  int64_t position = 0;
+};
+
+// The iterators of FromRecordFiles' datasets (MakeRecordFilesIterator).
+class RecordFilesIterator : public IteratorBase {
+ public:
+  // Not thread-safe (as GetNext).
+  virtual GlobalShufflePosition position() const = 0;
+};
+
+// A pass over `dataset` that tells its position (as MakeIterator(), which
+// hides the type under its root iterator). Null unless `dataset` was made by
+// FromRecordFiles. Thread-safe.
+std::unique_ptr<RecordFilesIterator> MakeRecordFilesIterator(const DatasetPtr& dataset);
+
 }  // namespace sluice::data
 
 #endif  // SLUICE_DATA_DATASETS_H_

@@ -1,0 +1,270 @@
+// FromRecordFiles: the records of TFRecord files read at the offsets of
+// their record indexes, in file order or in a global shuffle (a keyed
+// permutation of all record ids, IndexPermutation).
+//
+// Reading: GetNext hands out a batch of slots filled ahead. A batch is the
+// next read_ahead_records positions (bounded by read_ahead_bytes); their
+// records are sorted by (file, offset), records less than kJoinGap bytes
+// apart are joined into one read, each record's length and checksums are
+// checked, and the slots are then handed out in permutation order. A slot
+// holds the record or its error, so an error reaches the caller at that
+// record's position and the next call goes on with the next one.
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <utility>
+
+#include "data/dataset_util.h"
+#include "sluice/data/datasets.h"
+#include "sluice/data/index_permutation.h"
+#include "sluice/io/crc32c.h"
+#include "sluice/io/record_format.h"
+#include "sluice/io/record_index.h"
+
+namespace sluice::data {
+namespace {
+
+constexpr int64_t kDefaultReadAheadRecords = 4096;
+constexpr int64_t kDefaultReadAheadBytes = 16 << 20;
+// Records closer than this are read with one call (the gap read and dropped):
+// a page-cache read of a few KiB costs less than another system call.
+constexpr uint64_t kJoinGap = 4096;
+
+// `s` with the "file", "record" and "offset" payloads readers put on errors.
+Status WithLocation(const Status& s, const std::string& path, int64_t record, uint64_t offset) {
+  return s.WithPayload("file", path).WithPayload("record", std::to_string(record))
+      .WithPayload("offset", std::to_string(offset));
+}
+
+uint64_t FrameSize(uint64_t length) { return io::kRecordHeaderSize + length + io::kRecordFooterSize; }
+
+// The index of `path` under `policy`.
+Result<io::RecordIndex> IndexOf(const std::string& path, RecordIndexPolicy policy) {
+  if (policy == RecordIndexPolicy::kLoadOrBuild) return io::RecordIndex::LoadOrBuild(path);
+  io::FileSystem* fs = io::DefaultFileSystem();
+  SLUICE_ASSIGN_OR_RETURN(io::FileStatistics stat, fs->Stat(path));
+  const std::string index_path = io::RecordIndex::IndexPath(path);
+  Result<io::RecordIndex> loaded = io::RecordIndex::Load(index_path, fs);
+  if (loaded.ok() && loaded->IsFreshFor(stat, io::CompressionType::kNone)) return loaded;
+  if (policy == RecordIndexPolicy::kLoadOrBuildNoSave) return io::RecordIndex::Build(path, {}, fs);
+  std::string why = loaded.ok() ? "it is stale (the file changed, or it was built skipping errors)"
+                                : loaded.status().ToString();
+  return errors::FailedPrecondition("no fresh record index for ", path, " at ", index_path, ": ", why,
+                                    " (`sluice records index` writes one)")
+      .WithPayload("file", path);
+}
+
+class RecordFilesDataset : public DatasetBase {
+ public:
+  RecordFilesDataset(std::vector<std::string> files, std::vector<io::RecordIndex> indexes, RecordFilesOptions options)
+      : DatasetBase(ElementSpec{{DType::kString}, {PartialShape({})}, {}}),
+        files_(std::move(files)),
+        indexes_(std::move(indexes)),
+        options_(std::move(options)) {
+    starts_.push_back(0);
+    for (const io::RecordIndex& index : indexes_) starts_.push_back(starts_.back() + index.num_records());
+  }
+
+  int64_t cardinality() const override { return starts_.back(); }
+  std::string DebugName() const override { return options_.shuffle ? "GlobalShuffle" : "RecordFilesDataset"; }
+  std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext&) const override { return MakeTyped(); }
+
+  std::unique_ptr<RecordFilesIterator> MakeTyped() const {
+    uint64_t epoch = 0;
+    if (options_.shuffle && options_.shuffle->reshuffle_each_iteration) {
+      epoch = epochs_.fetch_add(1, std::memory_order_relaxed);
+    }
+    return std::make_unique<Iterator>(this, epoch);
+  }
+
+ private:
+  class Iterator : public RecordFilesIterator {
+   public:
+    Iterator(const RecordFilesDataset* d, uint64_t epoch)
+        : dataset_(std::static_pointer_cast<const RecordFilesDataset>(d->shared_from_this())),
+          seed_(d->options_.shuffle ? d->options_.shuffle->seed : 0),
+          epoch_(epoch),
+          files_(d->files_.size()) {
+      if (d->options_.shuffle) permutation_.emplace(static_cast<uint64_t>(d->cardinality()), seed_, epoch_);
+    }
+
+    Status GetNext(Element* out, bool* end_of_sequence) override {
+      if (next_slot_ == slots_.size()) {
+        if (position_ >= dataset_->cardinality()) {
+          *end_of_sequence = true;
+          return Status();
+        }
+        FillBatch();
+      }
+      Slot& slot = slots_[next_slot_++];
+      ++position_;
+      if (!slot.status.ok()) return slot.status;
+      *out = std::move(slot.element);
+      *end_of_sequence = false;
+      return Status();
+    }
+
+    GlobalShufflePosition position() const override { return {seed_, epoch_, position_}; }
+
+   private:
+    struct Slot {
+      Status status;
+      Element element;
+    };
+    // One record to read: where it is and which slot it fills.
+    struct Want {
+      size_t file;
+      int64_t record;  // index in the file
+      uint64_t offset;
+      uint64_t length;
+      size_t slot;
+    };
+
+    // The record id at position p of this epoch.
+    int64_t RecordAt(int64_t p) const {
+      return permutation_ ? static_cast<int64_t>(permutation_->Apply(static_cast<uint64_t>(p))) : p;
+    }
+
+    void FillBatch() {
+      const RecordFilesDataset& d = *dataset_;
+      std::vector<Want> wants;
+      uint64_t bytes = 0;
+      for (int64_t p = position_; p < d.cardinality() && static_cast<int64_t>(wants.size()) < d.read_ahead_records();
+           ++p) {
+        const int64_t id = RecordAt(p);
+        const size_t f = static_cast<size_t>(std::upper_bound(d.starts_.begin(), d.starts_.end(), id) -
+                                             d.starts_.begin() - 1);
+        const int64_t r = id - d.starts_[f];
+        const uint64_t length = d.indexes_[f].record_length(r);
+        if (!wants.empty() && bytes + FrameSize(length) > static_cast<uint64_t>(d.read_ahead_bytes())) break;
+        bytes += FrameSize(length);
+        wants.push_back({f, r, d.indexes_[f].offset(r), length, wants.size()});
+      }
+      slots_.clear();
+      slots_.resize(wants.size());
+      next_slot_ = 0;
+      std::sort(wants.begin(), wants.end(),
+                [](const Want& a, const Want& b) { return a.file != b.file ? a.file < b.file : a.offset < b.offset; });
+      for (size_t i = 0; i < wants.size();) {
+        size_t j = i + 1;
+        uint64_t end = wants[i].offset + FrameSize(wants[i].length);
+        while (j < wants.size() && wants[j].file == wants[i].file && wants[j].offset <= end + kJoinGap) {
+          end = std::max(end, wants[j].offset + FrameSize(wants[j].length));
+          ++j;
+        }
+        ReadRun(wants.data() + i, wants.data() + j, end);
+        i = j;
+      }
+    }
+
+    // Reads the records [first, last) of one file, which lie in
+    // [first->offset, end), into their slots.
+    void ReadRun(const Want* first, const Want* last, uint64_t end) {
+      const std::string& path = dataset_->files_[first->file];
+      Status s = OpenFile(first->file);
+      const uint64_t begin = first->offset;
+      size_t got = 0;
+      if (s.ok()) {
+        buffer_.resize(static_cast<size_t>(end - begin));
+        Result<size_t> r = files_[first->file]->Read(begin, buffer_.size(), buffer_.data());
+        if (r.ok()) got = *r;
+        s = r.status();
+      }
+      for (const Want* w = first; w != last; ++w) {
+        Slot& slot = slots_[w->slot];
+        if (!s.ok()) {
+          slot.status = WithLocation(s, path, w->record, w->offset);
+          continue;
+        }
+        slot.status = Parse(path, *w, std::string_view(buffer_.data(), got), w->offset - begin, &slot.element);
+      }
+    }
+
+    Status OpenFile(size_t f) {
+      if (files_[f]) return Status();
+      SLUICE_ASSIGN_OR_RETURN(files_[f], io::DefaultFileSystem()->NewRandomAccessFile(dataset_->files_[f]));
+      return Status();
+    }
+
+    // Checks and copies out the record `w` found at `at` in `bytes`.
+    static Status Parse(const std::string& path, const Want& w, std::string_view bytes, uint64_t at, Element* out) {
+      auto corrupted = [&](uint64_t reported, std::string_view what) {
+        return WithLocation(
+            errors::DataLoss("corrupted record at ", reported, " in ", path, " (record ", w.record, "): ", what), path,
+            w.record, w.offset);
+      };
+      if (bytes.size() < at + FrameSize(w.length)) {
+        return WithLocation(errors::DataLoss("truncated record at ", w.offset, " in ", path, " (record ",
+                                                 w.record, "): the file is shorter than its index says"),
+                                path, w.record, w.offset);
+      }
+      const char* p = bytes.data() + at;
+      const uint64_t length = io::DecodeFixed64(p);
+      if (io::crc32c::Unmask(io::DecodeFixed32(p + 8)) != io::crc32c::Value(p, sizeof(uint64_t))) {
+        return corrupted(w.offset, "length checksum mismatch");
+      }
+      if (length != w.length) {
+        return corrupted(w.offset, StrCat("length ", length, " where the index says ", w.length));
+      }
+      const std::string_view data(p + io::kRecordHeaderSize, length);
+      if (io::crc32c::Unmask(io::DecodeFixed32(p + io::kRecordHeaderSize + length)) != io::crc32c::Value(data)) {
+        return corrupted(w.offset + io::kRecordHeaderSize, "data checksum mismatch");
+      }
+      *out = Element{Tensor::String(data)};
+      return Status();
+    }
+
+    // Constant after construction.
+    const std::shared_ptr<const RecordFilesDataset> dataset_;
+    const uint64_t seed_;
+    const uint64_t epoch_;
+    std::optional<IndexPermutation> permutation_;
+
+    std::vector<std::unique_ptr<io::RandomAccessFile>> files_;  // opened on first use
+    std::vector<Slot> slots_;                                   // the batch read ahead
+    size_t next_slot_ = 0;
+    int64_t position_ = 0;  // positions handed out this epoch
+    std::string buffer_;
+  };
+
+  int64_t read_ahead_records() const {
+    return options_.read_ahead_records > 0 ? options_.read_ahead_records : kDefaultReadAheadRecords;
+  }
+  int64_t read_ahead_bytes() const {
+    return options_.read_ahead_bytes > 0 ? options_.read_ahead_bytes : kDefaultReadAheadBytes;
+  }
+
+  const std::vector<std::string> files_;
+  const std::vector<io::RecordIndex> indexes_;
+  const RecordFilesOptions options_;
+  std::vector<int64_t> starts_;  // record id of each file's first record; then the total
+  mutable std::atomic<uint64_t> epochs_{0};
+};
+
+}  // namespace
+
+Result<DatasetPtr> FromRecordFiles(std::vector<std::string> filenames, RecordFilesOptions options) {
+  if (filenames.empty()) return InvalidArgument("from_record_files needs at least one file");
+  if (!options.compression_type.empty()) {
+    SLUICE_RETURN_IF_ERROR(io::ParseCompressionType(options.compression_type).status());
+    return InvalidArgument("from_record_files reads records at their offsets, which a " + options.compression_type +
+                           " stream does not allow; decompress the files first");
+  }
+  if (options.read_ahead_records < 0 || options.read_ahead_bytes < 0) {
+    return InvalidArgument("read_ahead_records and read_ahead_bytes must be >= 0");
+  }
+  std::vector<io::RecordIndex> indexes;
+  indexes.reserve(filenames.size());
+  for (const std::string& path : filenames) {
+    SLUICE_ASSIGN_OR_RETURN(io::RecordIndex index, IndexOf(path, options.index));
+    indexes.push_back(std::move(index));
+  }
+  return DatasetPtr(std::make_shared<RecordFilesDataset>(std::move(filenames), std::move(indexes), std::move(options)));
+}
+
+std::unique_ptr<RecordFilesIterator> MakeRecordFilesIterator(const DatasetPtr& dataset) {
+  const auto* d = dynamic_cast<const RecordFilesDataset*>(dataset.get());
+  return d == nullptr ? nullptr : d->MakeTyped();
+}
+
+}  // namespace sluice::data
