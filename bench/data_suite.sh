@@ -2,9 +2,11 @@
 # bench/run.sh data: the tf.data parse pipeline (TFRecordDataset ->
 # map(parse_example) -> batch(64) -> prefetch) of sluice.data vs TensorFlow's
 # tf.data on the same generated file (bench/py_data_bench.py), ending with a
-# "ratio data_parse vs tf.data: <x>" line.
+# "ratio data_parse vs tf.data: <x>" line; then a global shuffle over record
+# files against a sequential read of them (bench/global_shuffle_bench.py),
+# ending with a "ratio global_shuffle vs sequential_read: <x>" line.
 #   DATA_BUILD_DIR=build-bench-data   where sluice._core is built and staged
-#   RECORDS=50000  REPS=3
+#   RECORDS=50000  REPS=3  GS_SMALL=200000  GS_LARGE=2000  (~1 KiB and ~100 KiB records)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${DATA_BUILD_DIR:-build-bench-data}"
@@ -19,4 +21,6 @@ rm -rf "$stage/sluice"
 mkdir -p "$stage"
 cp -r python/sluice "$stage/sluice"
 cp "$build"/python/_core*.so "$stage/sluice/"
-PYTHONPATH="$stage" exec "$py" bench/py_data_bench.py --records "${RECORDS:-50000}" --reps "${REPS:-3}"
+PYTHONPATH="$stage" "$py" bench/py_data_bench.py --records "${RECORDS:-50000}" --reps "${REPS:-3}"
+PYTHONPATH="$stage" exec "$py" bench/global_shuffle_bench.py --small "${GS_SMALL:-200000}" --large "${GS_LARGE:-2000}" \
+  --reps "${REPS:-3}"

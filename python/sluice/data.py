@@ -683,6 +683,25 @@ class DatasetV2:
             self, element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes, padding_values,
             pad_to_bucket_boundary, no_padding, drop_remainder)
 
+    # -- record-indexed files and global shuffle (from_record_files, shuffle_globally:
+    # sluice/_data_global_shuffle.py, whose docstring tells the rules)
+
+    @staticmethod
+    def from_record_files(filenames, index="auto", compression_type=None, read_ahead_records=None,
+                          read_ahead_bytes=None):
+        """The records of TFRecord files (TFRecordDataset's elements), read at the offsets of their
+        record indexes (``<file>.idx``): index ``"auto"`` loads a fresh one or scans the file and
+        writes it, ``"no_save"`` never writes, ``"require"`` needs a fresh one. In file order; see
+        ``shuffle_globally``. Compressed files are refused (no random access)."""
+        return _data_global_shuffle.from_record_files(filenames, index, compression_type, read_ahead_records,
+                                                      read_ahead_bytes)
+
+    def shuffle_globally(self, seed=None, reshuffle_each_iteration=True):
+        """Every record of a ``from_record_files`` dataset once per epoch, in a uniform permutation
+        keyed by (seed, epoch): the same seed gives the same orders in every run, each pass (epoch)
+        another order unless reshuffle_each_iteration is False. seed None: a random one."""
+        return _data_global_shuffle.shuffle_globally(self, seed, reshuffle_each_iteration)
+
     def apply(self, transformation_func):
         """transformation_func(self)."""
         return transformation_func(self)
@@ -1062,6 +1081,7 @@ experimental = _Experimental()
 # -- windows, scans, grouping: experimental names (sluice/_data_xforms.py)
 
 from sluice import _data_xforms  # noqa: E402  (it imports this module)
+from sluice import _data_global_shuffle  # noqa: E402  (it imports this module)
 
 DatasetSpec = _data_xforms.DatasetSpec
 

@@ -413,6 +413,7 @@ void BindData(nb::module_& m) {
   BindPythonFunctions(d);
   BindNativeMaps(d);
   BindDataXforms(d);
+  BindDataGlobalShuffle(d);
 }
 
 }  // namespace sluice::python

@@ -116,6 +116,8 @@ DataDatasetHandle Wrap(Result<data::DatasetPtr> r);
 // The bindings of window, scan, take_while, unique, ignore_errors, rebatch
 // and group_by_window (bind_data_xforms.cc).
 void BindDataXforms(nb::module_& d);
+// from_record_files and the global shuffle (bind_data_global_shuffle.cc).
+void BindDataGlobalShuffle(nb::module_& d);
 
 }  // namespace sluice::python
 

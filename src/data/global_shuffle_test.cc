@@ -96,6 +96,10 @@ TEST(GlobalShuffleTest, EpochsDifferAndSeedsRepeat) {
   EXPECT_EQ(Pass(again), e0);
   EXPECT_EQ(Pass(again), e1);
   EXPECT_NE(Pass(Must(FromRecordFiles(files, Shuffled(12)))), e0);
+  // GlobalShuffle of an unshuffled dataset is the same dataset with the shuffle.
+  DatasetPtr later = Must(GlobalShuffle(Must(FromRecordFiles(files)), GlobalShuffleOptions{11, true}));
+  EXPECT_EQ(Pass(later), e0);
+  EXPECT_EQ(GlobalShuffle(Must(Take(later, 3)), {}).status().code(), Code::kInvalidArgument);
   // Without reshuffling every pass repeats epoch 0.
   DatasetPtr fixed = Must(FromRecordFiles(files, Shuffled(11, /*reshuffle=*/false)));
   EXPECT_EQ(Pass(fixed), e0);

@@ -54,15 +54,32 @@ Result<io::RecordIndex> IndexOf(const std::string& path, RecordIndexPolicy polic
       .WithPayload("file", path);
 }
 
+// The files and their indexes, shared by a dataset and its shuffled copies.
+struct IndexedFiles {
+  IndexedFiles(std::vector<std::string> f, std::vector<io::RecordIndex> i) : files(std::move(f)), indexes(std::move(i)) {
+    starts.push_back(0);
+    for (const io::RecordIndex& index : indexes) starts.push_back(starts.back() + index.num_records());
+  }
+  const std::vector<std::string> files;
+  const std::vector<io::RecordIndex> indexes;
+  std::vector<int64_t> starts;  // record id of each file's first record; then the total
+};
+
 class RecordFilesDataset : public DatasetBase {
  public:
-  RecordFilesDataset(std::vector<std::string> files, std::vector<io::RecordIndex> indexes, RecordFilesOptions options)
+  RecordFilesDataset(std::shared_ptr<const IndexedFiles> files, RecordFilesOptions options)
       : DatasetBase(ElementSpec{{DType::kString}, {PartialShape({})}, {}}),
-        files_(std::move(files)),
-        indexes_(std::move(indexes)),
-        options_(std::move(options)) {
-    starts_.push_back(0);
-    for (const io::RecordIndex& index : indexes_) starts_.push_back(starts_.back() + index.num_records());
+        indexed_(std::move(files)),
+        files_(indexed_->files),
+        indexes_(indexed_->indexes),
+        starts_(indexed_->starts),
+        options_(std::move(options)) {}
+
+  // This dataset's files in the order of `shuffle`.
+  DatasetPtr WithShuffle(const GlobalShuffleOptions& shuffle) const {
+    RecordFilesOptions options = options_;
+    options.shuffle = shuffle;
+    return std::make_shared<RecordFilesDataset>(indexed_, std::move(options));
   }
 
   int64_t cardinality() const override { return starts_.back(); }
@@ -234,10 +251,11 @@ class RecordFilesDataset : public DatasetBase {
     return options_.read_ahead_bytes > 0 ? options_.read_ahead_bytes : kDefaultReadAheadBytes;
   }
 
-  const std::vector<std::string> files_;
-  const std::vector<io::RecordIndex> indexes_;
+  const std::shared_ptr<const IndexedFiles> indexed_;
+  const std::vector<std::string>& files_;
+  const std::vector<io::RecordIndex>& indexes_;
+  const std::vector<int64_t>& starts_;
   const RecordFilesOptions options_;
-  std::vector<int64_t> starts_;  // record id of each file's first record; then the total
   mutable std::atomic<uint64_t> epochs_{0};
 };
 
@@ -259,7 +277,17 @@ Result<DatasetPtr> FromRecordFiles(std::vector<std::string> filenames, RecordFil
     SLUICE_ASSIGN_OR_RETURN(io::RecordIndex index, IndexOf(path, options.index));
     indexes.push_back(std::move(index));
   }
-  return DatasetPtr(std::make_shared<RecordFilesDataset>(std::move(filenames), std::move(indexes), std::move(options)));
+  auto indexed = std::make_shared<const IndexedFiles>(std::move(filenames), std::move(indexes));
+  return DatasetPtr(std::make_shared<RecordFilesDataset>(std::move(indexed), std::move(options)));
+}
+
+Result<DatasetPtr> GlobalShuffle(const DatasetPtr& record_files, GlobalShuffleOptions shuffle) {
+  const auto* d = dynamic_cast<const RecordFilesDataset*>(record_files.get());
+  if (d == nullptr) {
+    return InvalidArgument("a global shuffle needs the dataset of from_record_files itself, not " +
+                           (record_files ? record_files->DebugName() : std::string("null")));
+  }
+  return d->WithShuffle(shuffle);
 }
 
 std::unique_ptr<RecordFilesIterator> MakeRecordFilesIterator(const DatasetPtr& dataset) {

@@ -310,6 +310,10 @@ struct RecordFilesOptions {
 // I/O errors of reading; the failing record's position is then passed, so
 // GetNext goes on with the next record.
 Result<DatasetPtr> FromRecordFiles(std::vector<std::string> filenames, RecordFilesOptions options = {});
+// The records of `record_files` (a dataset FromRecordFiles made) in the
+// order of `shuffle` (replacing its options' shuffle), sharing its indexes.
+// InvalidArgument for any other dataset (a transformation of it included).
+Result<DatasetPtr> GlobalShuffle(const DatasetPtr& record_files, GlobalShuffleOptions shuffle);
 
 // Where an iterator of FromRecordFiles is: the permutation's (seed, epoch)
 // and the number of records it has handed out (or failed on) this epoch.

@@ -1,0 +1,89 @@
+"""``Dataset.from_record_files`` and ``shuffle_globally``: TFRecord files read at the offsets of their
+record indexes (``<file>.idx``, as ``sluice records index`` writes them), in file order or in a
+global shuffle, a fresh uniform permutation of every record of all files each epoch.
+
+    ds = sluice.data.Dataset.from_record_files(files).shuffle_globally(seed=7)
+    for record in ds.repeat(3): ...          # each pass: every record once, in its own order
+
+* index: ``"auto"`` (default) loads a fresh side file (same size and modification time as the
+  file) and otherwise scans the file once and writes the side file beside it (if the folder is
+  not writable, it only logs a warning); ``"no_save"`` never writes one; ``"require"`` raises
+  FailedPreconditionError unless every file has a fresh side file. The indexes are loaded when the
+  dataset is made (so ``cardinality()`` is the record count); a file changed afterwards reads as
+  corrupt.
+* The order of epoch k is a keyed bijection (a Feistel network, ``IndexPermutation``) of the
+  record ids keyed by (seed, k): the same seed gives the same orders in every run; epoch k is the
+  k-th pass made of the dataset (``reshuffle_each_iteration=False``: every pass uses epoch 0's
+  order). ``seed=None`` draws a random seed when the dataset is made.
+* Records are read ahead in batches (the next ``read_ahead_records`` positions, at most
+  ``read_ahead_bytes``), grouped by file and sorted by offset, nearby records in one read.
+* Compressed files cannot be read at an offset: a ``compression_type`` raises InvalidArgumentError.
+* A corrupt record raises DataLossError naming the file, record and offset at its position in
+  the order; iterating on goes on with the next record.
+* ``iter(ds)`` of these datasets has ``position``: (seed, epoch, records handed out this epoch).
+"""
+
+import random
+
+from sluice import _core
+from sluice import data as _data
+
+_d = _core.data
+
+
+class RecordFilesIterator(_data.Iterator):
+    """An Iterator of a RecordFilesDataset, which also tells its ``position``."""
+
+    def __init__(self, dataset):
+        self._dataset = dataset
+        self._it = _d.make_record_files_iterator(dataset._core)
+        self._read = _d.Iterator.next
+        self._pack = _data._packer(dataset._structure)
+
+    @property
+    def initializer(self):
+        def initialize():
+            self._it.close()
+            self._it = _d.make_record_files_iterator(self._dataset._core)
+        return initialize
+
+    @property
+    def position(self):
+        """(seed, epoch, records handed out (or failed on) this epoch); seed and epoch are 0
+        without a global shuffle."""
+        return _d.record_files_position(self._it)
+
+
+class RecordFilesDataset(_data.DatasetV2):
+    """The dataset of ``Dataset.from_record_files`` (and of its ``shuffle_globally``)."""
+
+    def __iter__(self):
+        return RecordFilesIterator(self)
+
+    as_numpy_iterator = __iter__
+
+    def make_one_shot_iterator(self):
+        return RecordFilesIterator(self)
+
+    def make_initializable_iterator(self, shared_name=None):
+        return RecordFilesIterator(self)
+
+
+def from_record_files(filenames, index, compression_type, read_ahead_records, read_ahead_bytes):
+    if index not in ("auto", "no_save", "require"):
+        raise ValueError("index must be 'auto', 'no_save' or 'require', not %r" % (index,))
+    core = _d.from_record_files(_data._filenames(filenames), _data._compression(compression_type), index, False, 0,
+                                True, _data._opt_int(read_ahead_records, "read_ahead_records") or 0,
+                                _data._opt_int(read_ahead_bytes, "read_ahead_bytes") or 0)
+    return RecordFilesDataset(core, _data._LEAF)
+
+
+def shuffle_globally(dataset, seed, reshuffle_each_iteration):
+    if not isinstance(dataset, RecordFilesDataset):
+        raise TypeError("shuffle_globally applies to a dataset of Dataset.from_record_files itself (shuffle it "
+                        "before any transformation), not %s" % type(dataset).__name__)
+    seed = _data._opt_int(seed, "seed")
+    if seed is None:
+        seed = random.SystemRandom().getrandbits(63)
+    core = _d.global_shuffle(dataset._core, seed % 2**64, bool(reshuffle_each_iteration))
+    return RecordFilesDataset(core, dataset._structure)

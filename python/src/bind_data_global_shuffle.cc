@@ -1,0 +1,67 @@
+// _core.data's record-indexed files and global shuffle (datasets.h's
+// FromRecordFiles), for sluice/_data_global_shuffle.py.
+//
+//   from_record_files(...)            a Dataset handle
+//   global_shuffle(ds, seed, reshuffle)  its records in a global shuffle
+//   make_record_files_iterator(ds)    an Iterator handle that can tell its position
+//   record_files_position(iterator)   (seed, epoch, position) of such an iterator
+//
+// Building the dataset loads or builds the indexes: it runs without the GIL.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "bind_data.h"
+
+namespace sluice::python {
+namespace {
+
+data::RecordIndexPolicy IndexPolicy(const std::string& name) {
+  if (name == "auto") return data::RecordIndexPolicy::kLoadOrBuild;
+  if (name == "no_save") return data::RecordIndexPolicy::kLoadOrBuildNoSave;
+  if (name == "require") return data::RecordIndexPolicy::kRequireFresh;
+  throw nb::value_error(("index must be 'auto', 'no_save' or 'require', not '" + name + "'").c_str());
+}
+
+}  // namespace
+
+void BindDataGlobalShuffle(nb::module_& d) {
+  d.def("from_record_files", [](std::vector<std::string> files, const std::string& compression,
+                                const std::string& index, bool shuffle, uint64_t seed, bool reshuffle,
+                                int64_t read_ahead_records, int64_t read_ahead_bytes) {
+    data::RecordFilesOptions options;
+    options.compression_type = compression;
+    options.index = IndexPolicy(index);
+    if (shuffle) options.shuffle = data::GlobalShuffleOptions{seed, reshuffle};
+    options.read_ahead_records = read_ahead_records;
+    options.read_ahead_bytes = read_ahead_bytes;
+    Result<data::DatasetPtr> r = [&] {
+      GilRelease release;
+      return data::FromRecordFiles(std::move(files), std::move(options));
+    }();
+    return Wrap(std::move(r));
+  }, nb::arg("filenames"), nb::arg("compression_type"), nb::arg("index"), nb::arg("shuffle"), nb::arg("seed"),
+     nb::arg("reshuffle_each_iteration"), nb::arg("read_ahead_records"), nb::arg("read_ahead_bytes"));
+  d.def("global_shuffle", [](const DataDatasetHandle& h, uint64_t seed, bool reshuffle) {
+    return Wrap(data::GlobalShuffle(h.ds, data::GlobalShuffleOptions{seed, reshuffle}));
+  }, nb::arg("dataset"), nb::arg("seed"), nb::arg("reshuffle_each_iteration"));
+  d.def("make_record_files_iterator", [](const DataDatasetHandle& h) {
+    std::unique_ptr<data::RecordFilesIterator> it = data::MakeRecordFilesIterator(h.ds);
+    if (!it) throw nb::type_error("not a dataset of from_record_files");
+    return new DataIteratorHandle(std::move(it));
+  }, nb::rv_policy::take_ownership);
+  d.def("record_files_position", [](const DataIteratorHandle& h) {
+    const auto* it = dynamic_cast<const data::RecordFilesIterator*>(h.it.get());
+    if (it == nullptr) throw nb::type_error("not an iterator of make_record_files_iterator (or closed)");
+    data::GlobalShufflePosition p = it->position();
+    return std::make_tuple(p.seed, p.epoch, p.position);
+  });
+}
+
+}  // namespace sluice::python
