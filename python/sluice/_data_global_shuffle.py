@@ -16,7 +16,10 @@ global shuffle, a fresh uniform permutation of every record of all files each ep
   k-th pass made of the dataset (``reshuffle_each_iteration=False``: every pass uses epoch 0's
   order). ``seed=None`` draws a random seed when the dataset is made.
 * Records are read ahead in batches (the next ``read_ahead_records`` positions, at most
-  ``read_ahead_bytes``), grouped by file and sorted by offset, nearby records in one read.
+  ``read_ahead_bytes``), grouped by file and sorted by offset, through read-only memory mappings
+  of the files, kept while the dataset lives (no system call per record; a file truncated
+  meanwhile kills the process with SIGBUS when read, as with any mapping); ``use_mmap=False`` reads with pread instead, nearby
+  records in one read.
 * Compressed files cannot be read at an offset: a ``compression_type`` raises InvalidArgumentError.
 * A corrupt record raises DataLossError naming the file, record and offset at its position in
   the order; iterating on goes on with the next record.
@@ -69,12 +72,12 @@ class RecordFilesDataset(_data.DatasetV2):
         return RecordFilesIterator(self)
 
 
-def from_record_files(filenames, index, compression_type, read_ahead_records, read_ahead_bytes):
+def from_record_files(filenames, index, compression_type, read_ahead_records, read_ahead_bytes, use_mmap):
     if index not in ("auto", "no_save", "require"):
         raise ValueError("index must be 'auto', 'no_save' or 'require', not %r" % (index,))
     core = _d.from_record_files(_data._filenames(filenames), _data._compression(compression_type), index, False, 0,
                                 True, _data._opt_int(read_ahead_records, "read_ahead_records") or 0,
-                                _data._opt_int(read_ahead_bytes, "read_ahead_bytes") or 0)
+                                _data._opt_int(read_ahead_bytes, "read_ahead_bytes") or 0, bool(use_mmap))
     return RecordFilesDataset(core, _data._LEAF)
 
 

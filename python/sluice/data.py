@@ -688,13 +688,14 @@ class DatasetV2:
 
     @staticmethod
     def from_record_files(filenames, index="auto", compression_type=None, read_ahead_records=None,
-                          read_ahead_bytes=None):
+                          read_ahead_bytes=None, use_mmap=True):
         """The records of TFRecord files (TFRecordDataset's elements), read at the offsets of their
         record indexes (``<file>.idx``): index ``"auto"`` loads a fresh one or scans the file and
         writes it, ``"no_save"`` never writes, ``"require"`` needs a fresh one. In file order; see
-        ``shuffle_globally``. Compressed files are refused (no random access)."""
+        ``shuffle_globally``. Files are memory-mapped unless use_mmap is False. Compressed files are
+        refused (no random access)."""
         return _data_global_shuffle.from_record_files(filenames, index, compression_type, read_ahead_records,
-                                                      read_ahead_bytes)
+                                                      read_ahead_bytes, use_mmap)
 
     def shuffle_globally(self, seed=None, reshuffle_each_iteration=True):
         """Every record of a ``from_record_files`` dataset once per epoch, in a uniform permutation

@@ -34,20 +34,21 @@ data::RecordIndexPolicy IndexPolicy(const std::string& name) {
 void BindDataGlobalShuffle(nb::module_& d) {
   d.def("from_record_files", [](std::vector<std::string> files, const std::string& compression,
                                 const std::string& index, bool shuffle, uint64_t seed, bool reshuffle,
-                                int64_t read_ahead_records, int64_t read_ahead_bytes) {
+                                int64_t read_ahead_records, int64_t read_ahead_bytes, bool use_mmap) {
     data::RecordFilesOptions options;
     options.compression_type = compression;
     options.index = IndexPolicy(index);
     if (shuffle) options.shuffle = data::GlobalShuffleOptions{seed, reshuffle};
     options.read_ahead_records = read_ahead_records;
     options.read_ahead_bytes = read_ahead_bytes;
+    options.use_mmap = use_mmap;
     Result<data::DatasetPtr> r = [&] {
       GilRelease release;
       return data::FromRecordFiles(std::move(files), std::move(options));
     }();
     return Wrap(std::move(r));
   }, nb::arg("filenames"), nb::arg("compression_type"), nb::arg("index"), nb::arg("shuffle"), nb::arg("seed"),
-     nb::arg("reshuffle_each_iteration"), nb::arg("read_ahead_records"), nb::arg("read_ahead_bytes"));
+     nb::arg("reshuffle_each_iteration"), nb::arg("read_ahead_records"), nb::arg("read_ahead_bytes"), nb::arg("use_mmap"));
   d.def("global_shuffle", [](const DataDatasetHandle& h, uint64_t seed, bool reshuffle) {
     return Wrap(data::GlobalShuffle(h.ds, data::GlobalShuffleOptions{seed, reshuffle}));
   }, nb::arg("dataset"), nb::arg("seed"), nb::arg("reshuffle_each_iteration"));

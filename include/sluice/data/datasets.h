@@ -290,11 +290,16 @@ struct RecordFilesOptions {
   std::optional<GlobalShuffleOptions> shuffle;
   // Read-ahead: the next read_ahead_records positions (at most
   // read_ahead_bytes of records, at least one record) are read together,
-  // grouped by file and sorted by offset, with nearby records joined into
-  // one read; then handed out in permutation order. 0: defaults (4096
-  // records, 16 MiB).
+  // grouped by file and sorted by offset; then handed out in permutation
+  // order. 0: defaults (64 records, 1 MiB).
   int64_t read_ahead_records = 0;
   int64_t read_ahead_bytes = 0;
+  // Read the files through read-only memory mappings, made here and kept
+  // for the dataset's lifetime: no system call per record. As with any
+  // mapping, a file truncated while the dataset lives and is read kills the
+  // process (SIGBUS); false reads with pread instead (nearby records joined
+  // into one read).
+  bool use_mmap = true;
 };
 
 // The records of TFRecord files, one string scalar each (TFRecordDataset's
