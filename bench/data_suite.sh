@@ -6,7 +6,7 @@
 # files against a sequential read of them (bench/global_shuffle_bench.py),
 # ending with a "ratio global_shuffle vs sequential_read: <x>" line.
 #   DATA_BUILD_DIR=build-bench-data   where sluice._core is built and staged
-#   RECORDS=50000  REPS=3  GS_SMALL=200000  GS_LARGE=2000  (~1 KiB and ~100 KiB records)
+#   RECORDS=50000  REPS=3  GS_SMALL=200000  GS_LARGE=2000  (~1 KiB and ~100 KiB records)  GS_REPS=5
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${DATA_BUILD_DIR:-build-bench-data}"
@@ -23,4 +23,4 @@ cp -r python/sluice "$stage/sluice"
 cp "$build"/python/_core*.so "$stage/sluice/"
 PYTHONPATH="$stage" "$py" bench/py_data_bench.py --records "${RECORDS:-50000}" --reps "${REPS:-3}"
 PYTHONPATH="$stage" exec "$py" bench/global_shuffle_bench.py --small "${GS_SMALL:-200000}" --large "${GS_LARGE:-2000}" \
-  --reps "${REPS:-3}"
+  --reps "${GS_REPS:-5}"

@@ -1,13 +1,13 @@
 """Global shuffle over record files vs a sequential read of the same files, records per second.
 
-    .venv/bin/python bench/global_shuffle_bench.py [--small 200000] [--large 2000] [--files 8] [--reps 3]
+    .venv/bin/python bench/global_shuffle_bench.py [--small 200000] [--large 2000] [--files 8] [--reps 5]
 
 Writes --files TFRecord files holding --small records of ~1 KiB and --large records of ~100 KiB,
 mixed at random, into a temporary folder (so they sit in the page cache), then times whole
 passes of sluice.data.TFRecordDataset(files) (sequential_read) and of
 Dataset.from_record_files(files).shuffle_globally(seed) (global_shuffle, a new permutation each
 pass), both batched by --batch in C++ so that Python's per-element cost does not hide the
-readers'. Best of --reps after one warm-up pass each; ends with one
+readers'. Best of --reps passes each, taken in turn, after one warm-up pass each; ends with one
 "ratio global_shuffle vs sequential_read: <x>" line.
 """
 
@@ -42,10 +42,16 @@ def time_pass(ds):
     return n, time.perf_counter() - t0
 
 
-def best(ds, reps):
-    time_pass(ds)  # warm-up: page cache, allocator
-    runs = [time_pass(ds) for _ in range(reps)]
-    return runs[0][0], min(t for _, t in runs)
+def best_of(pipelines, reps):
+    """{name: (records, best seconds)}, passes of the pipelines taken in turn so that a busy
+    machine slows them alike."""
+    for ds in pipelines.values():
+        time_pass(ds)  # warm-up: page cache, mappings, allocator
+    runs = {name: [] for name in pipelines}
+    for _ in range(reps):
+        for name, ds in pipelines.items():
+            runs[name].append(time_pass(ds))
+    return {name: (r[0][0], min(t for _, t in r)) for name, r in runs.items()}
 
 
 def main():
@@ -54,7 +60,7 @@ def main():
     ap.add_argument("--large", type=int, default=2000)
     ap.add_argument("--files", type=int, default=8)
     ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args()
     from sluice import data as sd
     with tempfile.TemporaryDirectory() as tmp:
@@ -62,8 +68,7 @@ def main():
         sequential = sd.TFRecordDataset(files).batch(args.batch)
         shuffled = sd.Dataset.from_record_files(files).shuffle_globally(seed=1).batch(args.batch)
         rates = {}
-        for name, ds in (("sequential_read", sequential), ("global_shuffle", shuffled)):
-            n, t = best(ds, args.reps)
+        for name, (n, t) in best_of({"sequential_read": sequential, "global_shuffle": shuffled}, args.reps).items():
             rates[name] = n / t
             print("%s: %d records in %.3f s: %.0f records/s, %.0f MB/s" % (name, n, t, n / t, total_bytes / t / 1e6))
         print("ratio global_shuffle vs sequential_read: %.2f" % (rates["global_shuffle"] / rates["sequential_read"]))
