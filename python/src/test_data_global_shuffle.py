@@ -38,8 +38,9 @@ def test_elements_are_tfrecord_dataset_elements_in_file_order(files):
     assert ds.element_spec == sd.TFRecordDataset(files).element_spec
 
 
-def test_every_record_exactly_once_per_epoch(files):
-    ds = sd.Dataset.from_record_files(files, read_ahead_records=9).shuffle_globally(seed=4)
+@pytest.mark.parametrize("use_mmap", [True, False])
+def test_every_record_exactly_once_per_epoch(files, use_mmap):
+    ds = sd.Dataset.from_record_files(files, read_ahead_records=9, use_mmap=use_mmap).shuffle_globally(seed=4)
     everything = sorted(records(sd.Dataset.from_record_files(files)))
     orders = []
     for _ in range(3):
@@ -100,9 +101,10 @@ def test_no_save_writes_no_side_file(tmp_path):
     assert not os.path.exists(f + ".idx")
 
 
-def test_corrupt_record_is_data_loss_naming_file_record_and_offset(tmp_path):
+@pytest.mark.parametrize("use_mmap", [True, False])
+def test_corrupt_record_is_data_loss_naming_file_record_and_offset(tmp_path, use_mmap):
     f = write(tmp_path / "f", [b"good", b"soon bad", b"fine"])
-    ds = sd.Dataset.from_record_files(f)
+    ds = sd.Dataset.from_record_files(f, use_mmap=use_mmap)
     with open(f, "r+b") as fh:
         fh.seek(20 + 12 + 2)
         fh.write(b"X")

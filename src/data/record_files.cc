@@ -34,7 +34,7 @@ namespace sluice::data {
 namespace {
 
 // Small batches: their copies of the records stay in the CPU caches until
-// handed out (large ones measured slower through a mapping).
+// handed out, where large ones would evict each other.
 constexpr int64_t kDefaultReadAheadRecords = 64;
 constexpr int64_t kDefaultReadAheadBytes = 1 << 20;
 // Records closer than this are read with one call (the gap read and dropped):
