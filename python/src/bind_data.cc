@@ -25,6 +25,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <set>
 #include <thread>
@@ -437,6 +438,10 @@ void BindNativeMaps(nb::module_& d) {
 
 }  // namespace
 
+// bind_data_sources.cc: list_files, CSV, cache(filename), sampling, sparse batching.
+void BindDataSources(nb::module_& d, std::function<DatasetPtr(nb::handle)> ds_of,
+                     std::function<nb::object(DatasetPtr)> wrap);
+
 void BindData(nb::module_& m) {
   nb::module_ d = m.def_submodule("data", "sluice::data, the tf.data engine (see sluice/data.py).");
   nb::class_<DataDatasetHandle>(d, "Dataset", "An immutable dataset (data::DatasetBase). Thread-safe.")
@@ -468,6 +473,8 @@ void BindData(nb::module_& m) {
   BindTransformations(d);
   BindPythonFunctions(d);
   BindNativeMaps(d);
+  BindDataSources(d, [](nb::handle h) { return nb::cast<const DataDatasetHandle&>(h).ds; },
+                  [](DatasetPtr ds) { return nb::cast(DataDatasetHandle{std::move(ds)}); });
 }
 
 }  // namespace sluice::python
