@@ -121,6 +121,7 @@ class CacheReader {
     std::memcpy(&length, head, 4);
     std::memcpy(&masked, head + 4, 4);
     if (length == kFooterMarker) return Footer(end);
+    if (length > size_ - offset_ - 8) return DataLossAt(path_, offset_, "truncated");  // before allocating
     std::string payload(length, '\0');
     SLUICE_RETURN_IF_ERROR(ReadExactly(offset_ + 8, length, payload.data()));
     if (io::crc32c::Unmask(masked) != io::crc32c::Value(payload)) return DataLossAt(path_, offset_, "bad checksum");
@@ -134,6 +135,7 @@ class CacheReader {
  private:
   Status Open() {
     SLUICE_ASSIGN_OR_RETURN(file_, io::DefaultFileSystem()->NewRandomAccessFile(path_));
+    SLUICE_ASSIGN_OR_RETURN(size_, io::DefaultFileSystem()->GetFileSize(path_));
     char magic[sizeof(kMagic)];
     SLUICE_RETURN_IF_ERROR(ReadExactly(0, sizeof(magic), magic));
     if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) return DataLossAt(path_, 0, "not a sluice cache file");
@@ -164,6 +166,7 @@ class CacheReader {
 
   const std::string path_;
   std::unique_ptr<io::RandomAccessFile> file_;
+  uint64_t size_ = 0;
   uint64_t offset_ = 0;
   uint64_t count_ = 0;
 };
