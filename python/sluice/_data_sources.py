@@ -362,9 +362,14 @@ def make_csv_dataset(file_pattern, batch_size, column_names=None, column_default
                           use_quote_delim=use_quote_delim, na_value=na_value, select_cols=select_columns,
                           header=header, compression_type=compression_type)
 
+    # The interleave is built directly: Dataset.interleave would open the first file to learn the
+    # structure, and that pass would advance the file shuffle's epoch (TF's order would be lost).
+    def open_file(components):
+        return filename_to_dataset(components[0])._core
+    _, enums = _record_defaults(column_defaults)
     parallel = npr if npr == data.AUTOTUNE or npr > 1 else None
-    dataset = dataset.interleave(filename_to_dataset, cycle_length=npr, block_length=1, num_parallel_calls=parallel,
-                                 deterministic=not sloppy)
+    core = _d.interleave_py(dataset._core, open_file, enums, [[]] * len(enums), npr, 1, parallel, not sloppy)
+    dataset = data.Dataset(core, tuple(data._LEAF for _ in enums))
     if shuffle:
         dataset = dataset.shuffle(shuffle_buffer_size, shuffle_seed)
     if num_epochs != 1:
