@@ -73,19 +73,24 @@ def _check_same_structure(datasets):
 def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
                          rerandomize_each_iteration=None):
     """``tf.data.Dataset.sample_from_datasets``: each element drawn from ``datasets[i]`` with
-    probability ``weights[i]`` (normalised; None: uniform). A seeded draw gives TF's order (the same
+    probability ``weights[i]`` (normalised; None: uniform; a dataset of weight vectors: element
+    i drawn with its i-th vector). A seeded draw gives TF's order (the same
     random stream and categorical draw). Datasets of weight 0 are dropped. With
     `stop_on_empty_dataset`, the first exhausted dataset drawn ends the sequence; otherwise
-    exhausted datasets are skipped until all are."""
+    exhausted datasets are skipped until all are. With `rerandomize_each_iteration`, each epoch
+    draws another sequence (TF's seeds); otherwise every epoch repeats the first."""
     data = _data()
     datasets = list(datasets)
     if not datasets:
         raise ValueError("Invalid `datasets`. `datasets` should not be empty.")
     structure = _check_same_structure(datasets)
+    seed, seed2 = data._get_seed(data._opt_int(seed, "seed"))
+    if isinstance(weights, data.DatasetV2):
+        core = _d.sample_from_datasets_weighted_by([ds._core for ds in datasets], weights._core, seed, seed2,
+                                                   bool(stop_on_empty_dataset), bool(rerandomize_each_iteration))
+        return data.Dataset(core, structure)
     if weights is None:
         w = []
-    elif isinstance(weights, data.DatasetV2):
-        raise NotImplementedError("sluice.data: sample_from_datasets with a dataset of weights")
     else:
         w = np.asarray(weights)
         if w.ndim != 1 or len(w) != len(datasets):
@@ -95,8 +100,8 @@ def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_datase
             raise TypeError("Invalid `weights`. `weights` type must be either `tf.float32` or `tf.float64` "
                             "but is %s." % ("tf.int32" if w.dtype.kind in "iu" else w.dtype))
         w = [float(x) for x in w]
-    seed, seed2 = data._get_seed(data._opt_int(seed, "seed"))
-    core = _d.sample_from_datasets([ds._core for ds in datasets], w, seed, seed2, bool(stop_on_empty_dataset))
+    core = _d.sample_from_datasets([ds._core for ds in datasets], w, seed, seed2, bool(stop_on_empty_dataset),
+                                   bool(rerandomize_each_iteration))
     return data.Dataset(core, structure)
 
 

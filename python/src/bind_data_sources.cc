@@ -79,10 +79,11 @@ void BindDataSources(nb::module_& d, DatasetOfHandle ds_of, HandleOfDataset wrap
     return out(data::ChooseFromDatasets(std::move(inputs), ds_of(choice), stop_on_empty));
   });
   d.def("sample_from_datasets", [out, ds_of](nb::list datasets, std::vector<double> weights, int64_t seed,
-                                             int64_t seed2, bool stop_on_empty) {
+                                             int64_t seed2, bool stop_on_empty, bool rerandomize) {
     std::vector<data::DatasetPtr> inputs;
     for (nb::handle h : datasets) inputs.push_back(ds_of(h));
-    return out(data::SampleFromDatasets(std::move(inputs), std::move(weights), seed, seed2, stop_on_empty));
+    return out(data::SampleFromDatasets(std::move(inputs), std::move(weights), seed, seed2, stop_on_empty,
+                                        rerandomize));
   });
   // The components of each element in `order` (a change of structure, no copy).
   d.def("select", [out, ds_of](nb::handle in, std::vector<size_t> order) {
@@ -100,6 +101,13 @@ void BindDataSources(nb::module_& d, DatasetOfHandle ds_of, HandleOfDataset wrap
       return selected;
     };
     return out(data::Map(std::move(ds), std::move(fn), std::move(spec)));
+  });
+  d.def("sample_from_datasets_weighted_by", [out, ds_of](nb::list datasets, nb::handle weights, int64_t seed,
+                                                         int64_t seed2, bool stop_on_empty, bool rerandomize) {
+    std::vector<data::DatasetPtr> inputs;
+    for (nb::handle h : datasets) inputs.push_back(ds_of(h));
+    return out(data::SampleFromDatasetsWithWeightDataset(std::move(inputs), ds_of(weights), seed, seed2,
+                                                         stop_on_empty, rerandomize));
   });
   d.def("from_tensor_slices_sparse", [out](nb::handle values, const std::vector<int>& dtypes,
                                            std::vector<size_t> sparse) {

@@ -207,3 +207,20 @@ def test_sparse_from_tensor_slices_batch_unbatch_match():
     assert sluice_values(s) == tf_values(t)
     assert sluice_values(s.unbatch()) == tf_values(t.unbatch())
     assert int(s.cardinality()) == int(t.cardinality())
+
+
+@pytest.mark.parametrize("rerandomize", [None, True])
+def test_sample_from_datasets_epochs_match(rerandomize):
+    def build(d):
+        return d.Dataset.sample_from_datasets([d.Dataset.range(3), d.Dataset.range(100, 103)], seed=8,
+                                              rerandomize_each_iteration=rerandomize).repeat(3)
+    assert sluice_values(build(sd)) == tf_values(build(tf.data))
+
+
+def test_sample_from_datasets_with_a_dataset_of_weights_matches():
+    def build(d):
+        weights = d.Dataset.from_tensor_slices(np.array([[0.9, 0.1], [0.1, 0.9], [0.5, 0.5]] * 5, np.float32))
+        return d.Dataset.sample_from_datasets([d.Dataset.range(20), d.Dataset.range(100, 120)], weights, seed=2)
+    t, s = build(tf.data), build(sd)
+    assert sluice_values(s) == tf_values(t)
+    assert int(s.cardinality()) == int(t.cardinality())

@@ -68,5 +68,25 @@ TEST(SampleFromDatasetsTest, ZeroWeightDatasetsAreDropped) {
   EXPECT_EQ(SampleFromDatasets({testing::RangeOf(1)}, {1.0, 2.0}).status().code(), Code::kInvalidArgument);
 }
 
+TEST(SampleFromDatasetsTest, RerandomizeDrawsAnotherSequenceEachEpoch) {
+  std::vector<DatasetPtr> in{Must(Repeat(Must(Range(0, 1)))), Must(Repeat(Must(Range(1, 2))))};
+  DatasetPtr fixed = Must(Repeat(Must(Take(Must(SampleFromDatasets(in, {}, 1, 2)), 30)), 2));
+  DatasetPtr fresh = Must(Repeat(Must(Take(Must(SampleFromDatasets(in, {}, 1, 2, false, true)), 30)), 2));
+  V a = Ints(fixed), b = Ints(fresh);
+  EXPECT_EQ(V(a.begin(), a.begin() + 30), V(a.begin() + 30, a.end()));
+  EXPECT_NE(V(b.begin(), b.begin() + 30), V(b.begin() + 30, b.end()));
+}
+
+TEST(SampleFromDatasetsTest, ADatasetOfWeightsPicksPerElementAndEndsTheSequence) {
+  DatasetPtr weights = Must(FromTensorSlices(Element{Tensor::FromVector<float>({1, 0, 0, 1, 1, 0})}));
+  weights = Must(Batch(weights, 2));  // [1, 0], [0, 1], [1, 0]
+  DatasetPtr ds = Must(SampleFromDatasetsWithWeightDataset({Must(Range(0, 10)), Must(Range(100, 110))}, weights, 3, 4));
+  EXPECT_EQ(Ints(ds), (V{0, 100, 1}));
+  EXPECT_EQ(ds->cardinality(), kUnknownCardinality);
+  DatasetPtr ints = Must(FromTensorSlices(Element{Tensor::FromVector<int64_t>({1})}));
+  EXPECT_EQ(SampleFromDatasetsWithWeightDataset({testing::RangeOf(1), testing::RangeOf(1)}, ints).status().code(),
+            Code::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace sluice::data

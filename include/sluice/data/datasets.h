@@ -218,9 +218,21 @@ Result<DatasetPtr> ChooseFromDatasets(std::vector<DatasetPtr> datasets, DatasetP
 // probability weights[i] / sum (empty: uniform), drawn as TF draws it
 // (Dataset.random(seed).batch(2) seeding stateless_multinomial over
 // log(weights)), so TF's (seed, seed2) give TF's order; both 0:
-// nondeterministic. Datasets of weight 0 are dropped first.
+// nondeterministic. Datasets of weight 0 are dropped first. With
+// rerandomize_each_iteration, each iterator (each epoch under Repeat) draws
+// from other seeds, derived as Shuffle's are; otherwise every iterator
+// repeats the first sequence of draws. The selector's iterator counter is
+// atomic (see dataset.h).
 Result<DatasetPtr> SampleFromDatasets(std::vector<DatasetPtr> datasets, std::vector<double> weights = {},
-                                      int64_t seed = 0, int64_t seed2 = 0, bool stop_on_empty_dataset = false);
+                                      int64_t seed = 0, int64_t seed2 = 0, bool stop_on_empty_dataset = false,
+                                      bool rerandomize_each_iteration = false);
+// As above, element i drawn with the weights of element i of `weights` (a
+// dataset of float32/float64 vectors, one weight per dataset; the sequence
+// ends with it). No dataset is dropped: a weight of 0 is never drawn.
+Result<DatasetPtr> SampleFromDatasetsWithWeightDataset(std::vector<DatasetPtr> datasets, DatasetPtr weights,
+                                                      int64_t seed = 0, int64_t seed2 = 0,
+                                                      bool stop_on_empty_dataset = false,
+                                                      bool rerandomize_each_iteration = false);
 
 // SparseTensor components: `sparse` lists the first component of each
 // SparseTensor, held as three components (indices int64 [n, rank], values
