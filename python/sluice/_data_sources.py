@@ -175,14 +175,16 @@ class CsvDataset:
     """
 
     def __new__(cls, filenames, record_defaults, compression_type=None, buffer_size=None, header=False,
-                field_delim=",", use_quote_delim=True, na_value="", select_cols=None, exclude_cols=None):
+                field_delim=",", use_quote_delim=True, na_value="", select_cols=None, exclude_cols=None,
+                _ignore_errors=False):
+        # _ignore_errors: make_csv_dataset(ignore_errors=True) (TF applies ignore_errors() after it).
         data = _data()
         values, enums = _record_defaults(record_defaults)
         core = _d.csv(data._filenames(filenames), values, enums, data._compression(compression_type),
                       0 if buffer_size is None else data._int(buffer_size, "buffer_size"), bool(header),
                       _text(field_delim), bool(use_quote_delim), _text(na_value),
                       [] if select_cols is None else [int(c) for c in select_cols],
-                      [] if exclude_cols is None else [int(c) for c in exclude_cols])
+                      [] if exclude_cols is None else [int(c) for c in exclude_cols], bool(_ignore_errors))
         structure = tuple(data._LEAF for _ in values)
         return data.Dataset(core, structure)
 
@@ -328,8 +330,6 @@ def make_csv_dataset(file_pattern, batch_size, column_names=None, column_default
     and dtypes, unless given, are inferred from the first `num_rows_for_inference` rows as TF infers
     them (int32, int64, float32, float64, then string)."""
     data = _data()
-    if ignore_errors:
-        raise NotImplementedError("sluice.data: make_csv_dataset(ignore_errors=True)")
     npr = 1 if num_parallel_reads is None else data._int(num_parallel_reads, "num_parallel_reads")
     prefetch = data.AUTOTUNE if prefetch_buffer_size is None else prefetch_buffer_size
     filenames = _file_names(file_pattern)
@@ -365,7 +365,7 @@ def make_csv_dataset(file_pattern, batch_size, column_names=None, column_default
     def filename_to_dataset(filename):
         return CsvDataset(filename, record_defaults=column_defaults, field_delim=field_delim,
                           use_quote_delim=use_quote_delim, na_value=na_value, select_cols=select_columns,
-                          header=header, compression_type=compression_type)
+                          header=header, compression_type=compression_type, _ignore_errors=ignore_errors)
 
     # The interleave is built directly: Dataset.interleave would open the first file to learn the
     # structure, and that pass would advance the file shuffle's epoch (TF's order would be lost).

@@ -59,7 +59,7 @@ void BindDataSources(nb::module_& d, DatasetOfHandle ds_of, HandleOfDataset wrap
   d.def("csv", [out](std::vector<std::string> files, nb::list defaults, const std::vector<int>& dtypes,
                      const std::string& compression, int64_t buffer_size, bool header, const std::string& delim,
                      bool use_quote_delim, const std::string& na_value, std::vector<int64_t> select_cols,
-                     std::vector<int64_t> exclude_cols) {
+                     std::vector<int64_t> exclude_cols, bool ignore_errors) {
     std::vector<Tensor> record_defaults;
     for (size_t i = 0; i < dtypes.size(); ++i) {
       nb::list one;
@@ -67,7 +67,7 @@ void BindDataSources(nb::module_& d, DatasetOfHandle ds_of, HandleOfDataset wrap
       record_defaults.push_back(PythonToElement(one, {static_cast<DType>(dtypes[i])})[0]);
     }
     data::CsvDatasetOptions o{compression, buffer_size, header, delim, use_quote_delim, na_value,
-                              std::move(select_cols), std::move(exclude_cols)};
+                              std::move(select_cols), std::move(exclude_cols), ignore_errors, nullptr};
     return out(data::CsvDataset(std::move(files), std::move(record_defaults), std::move(o)));
   });
   d.def("cache_file", [out, ds_of](nb::handle in, std::string filename) {

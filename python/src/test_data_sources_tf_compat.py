@@ -162,6 +162,7 @@ def test_csv_dataset_errors_match_tf_wording(tmp_path, text, defaults):
     {"shuffle": False, "num_epochs": 1, "label_name": "lab", "select_columns": ["x", "lab"]},
     {"shuffle": True, "shuffle_seed": 4, "num_epochs": 2},
     {"shuffle": True, "shuffle_seed": 4, "shuffle_buffer_size": 3, "num_epochs": 1, "num_parallel_reads": 2},
+    {"shuffle": False, "num_epochs": 1, "ignore_errors": True, "column_defaults": [0, 0.0, "", np.int64(0)]},
 ])
 def test_make_csv_dataset_matches(tmp_path, kwargs):
     for i in range(3):
@@ -169,6 +170,8 @@ def test_make_csv_dataset_matches(tmp_path, kwargs):
             f.write("x,y,lab,big\n")
             for r in range(5):
                 f.write("%d,%s,%s,%d\n" % (10 * i + r, "2.5" if r else "", "abc"[r % 3], r * 3000000000))
+            if "ignore_errors" in kwargs:
+                f.write("bad,row,x,1\n")
     pattern = str(tmp_path / "p*.csv")
     t = tf.data.experimental.make_csv_dataset(pattern, 4, **kwargs)
     s = sd.experimental.make_csv_dataset(pattern, 4, **kwargs)

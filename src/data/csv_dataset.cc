@@ -18,12 +18,12 @@ namespace {
 class CsvFilesDataset : public DatasetBase {
  public:
   CsvFilesDataset(std::vector<std::string> filenames, std::vector<Tensor> defaults, ElementSpec spec,
-                  io::LineIteratorOptions line_options, bool header, ops::DecodeCSVOptions decode)
+                  io::LineIteratorOptions line_options, CsvDatasetOptions options, ops::DecodeCSVOptions decode)
       : DatasetBase(std::move(spec)),
         filenames_(std::move(filenames)),
         defaults_(std::move(defaults)),
         line_options_(line_options),
-        header_(header),
+        options_(std::move(options)),
         decode_(std::move(decode)) {}
 
   int64_t cardinality() const override { return kUnknownCardinality; }
@@ -44,26 +44,46 @@ class CsvFilesDataset : public DatasetBase {
             *end_of_sequence = true;
             return Status();
           }
-          SLUICE_RETURN_IF_ERROR(OpenNext());
+          Status opened = OpenNext();
+          if (!opened.ok() && !Skipped(opened, 0)) return opened;
+          if (!lines_) continue;
         }
         bool end = false;
         int64_t first_line = 0;
-        SLUICE_RETURN_IF_ERROR(ReadRecord(&end, &first_line));
-        if (!end) {
-          *end_of_sequence = false;
-          return Decode(first_line, out);
+        Status read = ReadRecord(&end, &first_line);
+        if (!read.ok()) {
+          lines_.reset();  // the rest of the file cannot be trusted
+          if (Skipped(read, 0)) continue;
+          return read;
         }
-        lines_.reset();
+        if (end) {
+          lines_.reset();
+          continue;
+        }
+        Status decoded = Decode(first_line, out);
+        if (decoded.ok()) {
+          *end_of_sequence = false;
+          return Status();
+        }
+        if (!Skipped(decoded, 1)) return decoded;
       }
     }
 
    private:
+    // With ignore_errors, reports `error` (`records` dropped) and returns true.
+    bool Skipped(const Status& error, int64_t records) const {
+      if (!dataset_->options_.ignore_errors) return false;
+      if (dataset_->options_.reporter) dataset_->options_.reporter->Corruption(error, record_.size(), records);
+      return true;
+    }
+
     // Opens the next file and skips its header line. An error belongs to
     // that file: the next call goes on with the one after it.
     Status OpenNext() {
       const std::string& path = dataset_->filenames_[next_file_++];
+      record_.clear();
       SLUICE_ASSIGN_OR_RETURN(lines_, io::LineIterator::Open(path, dataset_->line_options_));
-      if (dataset_->header_) {
+      if (dataset_->options_.header) {
         bool end = false;
         int64_t first_line = 0;
         Status s = ReadRecord(&end, &first_line);
@@ -145,7 +165,7 @@ class CsvFilesDataset : public DatasetBase {
   const std::vector<std::string> filenames_;
   const std::vector<Tensor> defaults_;
   const io::LineIteratorOptions line_options_;
-  const bool header_;
+  const CsvDatasetOptions options_;
   const ops::DecodeCSVOptions decode_;
 };
 
@@ -186,7 +206,7 @@ Result<DatasetPtr> CsvDataset(std::vector<std::string> filenames, std::vector<Te
     spec.shapes.push_back(PartialShape({}));
   }
   return DatasetPtr(std::make_shared<CsvFilesDataset>(std::move(filenames), std::move(record_defaults),
-                                                      std::move(spec), lines, options.header, std::move(decode)));
+                                                      std::move(spec), lines, std::move(options), std::move(decode)));
 }
 
 }  // namespace sluice::data

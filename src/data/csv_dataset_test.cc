@@ -85,6 +85,21 @@ TEST(CsvDatasetTest, MissingRequiredFieldAndWrongFieldCountAreInvalidArgument) {
   EXPECT_NE(s.message().find("Expect 3 fields but have 2 in record"), std::string::npos);
 }
 
+TEST(CsvDatasetTest, IgnoreErrorsSkipsBadRecordsAndFilesAndReportsThem) {
+  ScratchDir dir;
+  std::string f = dir.Write("a.csv", "1,2,x\n3,zz,y\n4,5,w\n");
+  CsvDatasetOptions o;
+  o.ignore_errors = true;
+  auto reporter = std::make_shared<io::CountingReporter>();
+  o.reporter = reporter;
+  DatasetPtr ds = Must(CsvDataset({dir.Path("missing.csv"), f}, IntFloatString(), o));
+  std::vector<Element> got = Elements(ds);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1][0].scalar<int32_t>(), 4);
+  EXPECT_EQ(reporter->corruptions(), 2);
+  EXPECT_EQ(reporter->records_dropped(), 1);
+}
+
 TEST(CsvDatasetTest, MissingFileIsNotFound) {
   ScratchDir dir;
   EXPECT_EQ(FirstError(Must(CsvDataset({dir.Path("none.csv")}, IntFloatString()))).code(), Code::kNotFound);

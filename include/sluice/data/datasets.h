@@ -11,11 +11,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "sluice/data/dataset.h"
+#include "sluice/io/record_reader.h"
 
 namespace sluice::data {
 
@@ -191,6 +193,12 @@ struct CsvDatasetOptions {
   std::string na_value;
   std::vector<int64_t> select_cols;
   std::vector<int64_t> exclude_cols;
+  // Skip what fails (a bad record; a file that cannot be opened; the rest of
+  // a file after a read error) instead of returning it, telling `reporter`
+  // (may be null; called on the iterating thread) of each, as
+  // tf.data.experimental.ignore_errors does after a CsvDataset.
+  bool ignore_errors = false;
+  std::shared_ptr<io::CorruptionReporter> reporter;
 };
 Result<DatasetPtr> CsvDataset(std::vector<std::string> filenames, std::vector<Tensor> record_defaults,
                               CsvDatasetOptions options = {});
