@@ -178,3 +178,13 @@ def test_parsed_var_len_features_batch_as_sparse_tensors(tmp_path):
     ds = sd.TFRecordDataset(path).map(sd.ops.parse_example({"tags": sio.VarLenFeature(sluice.int64)})).batch(3)
     (batch,) = list(ds)
     assert sparse_rows([batch["tags"]]) == [([[1, 0], [2, 0], [2, 1]], [0, 0, 1], [3, 2])]
+
+
+def test_fixed_length_record_dataset_reads_a_dataset_of_names(tmp_path):
+    with open(tmp_path / "a.bin", "wb") as f:
+        f.write(b"HHabcdef")
+    with open(tmp_path / "b.bin", "wb") as f:
+        f.write(b"HHgh")
+    names = sd.Dataset.list_files(str(tmp_path / "*.bin"), shuffle=False)
+    ds = sd.FixedLengthRecordDataset(names, record_bytes=2, header_bytes=2)
+    assert list(ds) == [b"ab", b"cd", b"ef", b"gh"]
