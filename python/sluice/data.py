@@ -6,7 +6,9 @@ built from sources (``Dataset.range``, ``from_tensors``,
 :class:`FixedLengthRecordDataset`) and transformations (``map``, ``filter``,
 ``batch``, ``padded_batch``, ``unbatch``, ``shuffle``, ``prefetch``,
 ``repeat``, ``take``, ``skip``, ``shard``, ``zip``, ``concatenate``,
-``enumerate``, ``interleave``, ``flat_map``, ``cache``), with TensorFlow's
+``enumerate``, ``interleave``, ``flat_map``, ``cache``, ``window``, ``scan``,
+``take_while``, ``unique``, ``ignore_errors``, ``rebatch``,
+``group_by_window``, ``bucket_by_sequence_length``), with TensorFlow's
 names, arguments, defaults, element orders and cardinalities. The engine is
 C++ (``sluice::data``): parallel map, prefetch and parallel interleave run on
 C++ threads; ``for x in dataset`` yields numpy arrays (tuples and dicts as the
@@ -445,7 +447,9 @@ class DatasetV2:
 
     @property
     def element_spec(self):
-        """The nested TensorSpec (SparseTensorSpec) of every element."""
+        """The nested TensorSpec (SparseTensorSpec; DatasetSpec for a window) of every element."""
+        if _data_xforms.is_window(self._structure):
+            return _data_xforms.window_element_spec(self)
         return _spec_of(self._structure, self._core.element_spec())
 
     def cardinality(self):
@@ -598,6 +602,8 @@ class DatasetV2:
         block = 1 if block_length is None else _int(block_length, "block_length")
         npc = _opt_int(num_parallel_calls, "num_parallel_calls")
         det = True if deterministic is None else bool(deterministic)
+        if _data_xforms.is_window(self._structure):
+            return _data_xforms.interleave_windows(self, map_func, cycle, block, npc, det)
         in_structure = self._structure
         pack = _packer(in_structure)
         star = type(in_structure) is tuple
@@ -634,6 +640,54 @@ class DatasetV2:
         if filename:
             return Dataset(_d.cache_file(self._core, os.fspath(filename)), self._structure)
         return Dataset(_d.cache(self._core), self._structure)
+
+    # -- windows, scans, grouping (window, scan, take_while, unique, ignore_errors, rebatch,
+    # group_by_window, bucket_by_sequence_length: sluice/_data_xforms.py)
+
+    def window(self, size, shift=None, stride=1, drop_remainder=False, name=None):
+        """Windows of `size` elements, one starting every `shift` (None: size), taking every `stride`-th
+        element; the last windows are partial unless drop_remainder. Each window is the element's
+        structure with every component a Dataset (tf.data's nested datasets); iterate them, or
+        flat_map / interleave over them (``ds.window(3).flat_map(lambda w: w.batch(3))``)."""
+        return _data_xforms.window(self, size, shift, stride, drop_remainder)
+
+    def scan(self, initial_state, scan_func, name=None):
+        """``scan_func(state, element) -> (new_state, output)`` (Python) of each element, the state
+        carried along from `initial_state` (its structure and dtypes must stay the same)."""
+        return _data_xforms.scan(self, initial_state, scan_func)
+
+    def take_while(self, predicate, name=None):
+        """The elements before the first for which `predicate` (Python, a bool) is false."""
+        return _data_xforms.take_while(self, predicate)
+
+    def unique(self, name=None):
+        """Each distinct element once (a single int32, int64 or string component)."""
+        return _data_xforms.unique(self)
+
+    def ignore_errors(self, log_warning=False, name=None):
+        """Skips the elements whose production fails (a corrupt record, a failing map function); the
+        iterator's ``skipped_errors`` counts them; log_warning logs each to the "sluice" logger."""
+        return _data_xforms.ignore_errors(self, log_warning)
+
+    def rebatch(self, batch_size, drop_remainder=False, name=None):
+        """The input's batches re-cut into batches of `batch_size` (an int, or a list cycled through):
+        ``unbatch().batch(n)`` without unbatching element by element."""
+        return _data_xforms.rebatch(self, batch_size, drop_remainder)
+
+    def group_by_window(self, key_func, reduce_func, window_size=None, window_size_func=None, name=None):
+        """Elements grouped by ``key_func(element)`` (an int64); each window of `window_size` (or
+        ``window_size_func(key)``) elements of a key, and each key's rest at the end (in key order),
+        becomes the elements of ``reduce_func(key, window_dataset)``."""
+        return _data_xforms.group_by_window(self, key_func, reduce_func, window_size, window_size_func)
+
+    def bucket_by_sequence_length(self, element_length_func, bucket_boundaries, bucket_batch_sizes,
+                                  padded_shapes=None, padding_values=None, pad_to_bucket_boundary=False,
+                                  no_padding=False, drop_remainder=False, name=None):
+        """Elements batched (padded) with others of a similar length: bucket i holds lengths in
+        [bucket_boundaries[i-1], bucket_boundaries[i]) and batches bucket_batch_sizes[i] of them."""
+        return _data_xforms.bucket_by_sequence_length(
+            self, element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes, padding_values,
+            pad_to_bucket_boundary, no_padding, drop_remainder)
 
     def apply(self, transformation_func):
         """transformation_func(self)."""
@@ -767,13 +821,17 @@ class Iterator:
     def __init__(self, dataset):
         self._dataset = dataset
         self._it = dataset._core.make_iterator()
-        self._pack = _packer(dataset._structure)
+        self._read = _d.Iterator.next
+        if _data_xforms.is_window(dataset._structure):
+            self._read, self._pack = _data_xforms.window_reader(dataset)
+        else:
+            self._pack = _packer(dataset._structure)
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        flat = self._it.next()
+        flat = self._read(self._it)
         if flat is None:
             raise StopIteration
         return self._pack(flat)
@@ -782,7 +840,7 @@ class Iterator:
 
     def get_next(self, name=None):
         """The next element; OutOfRangeError at the end (TF 1's iterator)."""
-        flat = self._it.next()
+        flat = self._read(self._it)
         if flat is None:
             raise errors.OutOfRangeError(None, None, "End of sequence")
         return self._pack(flat)
@@ -798,6 +856,11 @@ class Iterator:
             self._it.close()
             self._it = self._dataset._core.make_iterator()
         return initialize
+
+    @property
+    def skipped_errors(self):
+        """How many elements ``ignore_errors`` has skipped in this pass so far."""
+        return _d.skipped_errors(self._it)
 
     def close(self):
         self._it.close()
@@ -1045,3 +1108,25 @@ class _Experimental:
 
 
 experimental = _Experimental()
+
+
+# -- windows, scans, grouping: experimental names (sluice/_data_xforms.py)
+
+from sluice import _data_xforms  # noqa: E402  (it imports this module)
+
+DatasetSpec = _data_xforms.DatasetSpec
+
+
+def _transformation(method):
+    """tf.data.experimental's form of a Dataset method: a function for ``dataset.apply``."""
+    def make(*args, **kwargs):
+        return lambda dataset: method(dataset, *args, **kwargs)
+    make.__name__ = method.__name__
+    make.__doc__ = "``tf.data.experimental.%s``: for ``dataset.apply``; see ``Dataset.%s``." % (
+        method.__name__, method.__name__)
+    return staticmethod(make)
+
+
+for _name in ("scan", "take_while", "unique", "ignore_errors", "group_by_window", "bucket_by_sequence_length"):
+    setattr(_Experimental, _name, _transformation(getattr(DatasetV2, _name)))
+del _name

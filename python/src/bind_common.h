@@ -247,6 +247,7 @@ void BindCore(nb::module_& m);
 void BindQueue(nb::module_& m);
 void BindTrain(nb::module_& m);
 void BindIo(nb::module_& m);   // bind_io.cc: records, readers, TFRecord files
+void BindIoScan(nb::module_& m);  // bind_io_scan.cc: scan_records (called by BindIo)
 void BindOps(nb::module_& m);  // bind_ops.cc: Example parsing, CSV, decode_*
 void BindImageCodec(nb::module_& m);  // bind_image_codec.cc: decode/encode JPEG, PNG
 void BindImageOps(nb::module_& m);    // bind_image_ops.cc: resize, crop, flip, colour

@@ -25,7 +25,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <set>
 #include <thread>
@@ -35,6 +34,7 @@
 #include <vector>
 
 #include "bind_common.h"
+#include "bind_data.h"
 #include "sluice/core/mutex.h"
 #include "sluice/data/datasets.h"
 #include "sluice/data/map_ops.h"
@@ -42,7 +42,6 @@
 #include "sluice/ops/parse_example.h"
 
 namespace sluice::python {
-namespace {
 
 using data::DatasetPtr;
 
@@ -61,46 +60,12 @@ bool PythonGone() {
   while (true) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
-struct DataDatasetHandle {
-  DatasetPtr ds;
-};
-
-struct DataIteratorHandle;
+namespace {
 
 // The live iterators, so that an atexit hook can stop their threads while
 // the interpreter still runs (a worker may need the GIL to finish a call).
 Mutex g_iterators_mu;
 std::set<DataIteratorHandle*> g_iterators SLUICE_GUARDED_BY(g_iterators_mu);
-
-// One pass. Destroying the tree runs without the GIL: it joins worker threads
-// that may be waiting for it.
-struct DataIteratorHandle {
-  explicit DataIteratorHandle(std::unique_ptr<data::IteratorBase> iterator) : it(std::move(iterator)) {
-    MutexLock lock(&g_iterators_mu);
-    g_iterators.insert(this);
-  }
-  DataIteratorHandle(const DataIteratorHandle&) = delete;
-  DataIteratorHandle& operator=(const DataIteratorHandle&) = delete;
-  ~DataIteratorHandle() {
-    {
-      MutexLock lock(&g_iterators_mu);
-      g_iterators.erase(this);
-    }
-    Close();
-  }
-  // REQUIRES: the GIL is held.
-  void Close() {
-    if (!it) return;
-    if (PythonGone()) {
-      (void)it.release();  // the process is ending; a worker may hold the GIL for ever
-      return;
-    }
-    GilRelease release;
-    it.reset();
-  }
-
-  std::unique_ptr<data::IteratorBase> it;
-};
 
 // The atexit hook: closes every live iterator (cancels and joins its
 // threads) before the interpreter finalizes. REQUIRES: the GIL is held.
@@ -113,23 +78,30 @@ void CloseAllIterators() {
   for (DataIteratorHandle* h : live) h->Close();
 }
 
-// A strong reference to a Python callable that C++ threads call and may drop
-// last: the destructor takes the GIL (and leaks once Python is going away).
-class DataPyFn {
- public:
-  explicit DataPyFn(nb::handle fn) : fn_(fn.inc_ref().ptr()) {}
-  DataPyFn(const DataPyFn&) = delete;
-  DataPyFn& operator=(const DataPyFn&) = delete;
-  ~DataPyFn() {
-    if (PythonGone()) return;
-    nb::gil_scoped_acquire gil;
-    Py_DECREF(fn_);
-  }
-  nb::handle get() const { return fn_; }
+}  // namespace
 
- private:
-  PyObject* fn_;
-};
+DataIteratorHandle::DataIteratorHandle(std::unique_ptr<data::IteratorBase> iterator) : it(std::move(iterator)) {
+  MutexLock lock(&g_iterators_mu);
+  g_iterators.insert(this);
+}
+
+DataIteratorHandle::~DataIteratorHandle() {
+  {
+    MutexLock lock(&g_iterators_mu);
+    g_iterators.erase(this);
+  }
+  Close();
+}
+
+void DataIteratorHandle::Close() {
+  if (!it) return;
+  if (PythonGone()) {
+    (void)it.release();  // the process is ending; a worker may hold the GIL for ever
+    return;
+  }
+  GilRelease release;
+  it.reset();
+}
 
 // The status of the Python exception being handled. REQUIRES: the GIL.
 Status StatusOfPythonError(nb::python_error& e) {
@@ -149,41 +121,6 @@ Status StatusOfPythonError(nb::python_error& e) {
     }
   }
   return Status(code == Code::kOk ? Code::kUnknown : code, message);
-}
-
-template <class R, class Then>
-Result<R> CallPythonWithGil(const DataPyFn& fn, Element e, Then then);
-
-// Calls fn(list of the components as numpy) with the GIL; `then` turns its
-// result into R. Errors: the exception's status; Cancelled once Python is gone.
-template <class R, class Then>
-Result<R> CallPython(const DataPyFn& fn, Element e, Then then) {
-  if (PythonGone()) return errors::Cancelled("the Python interpreter is exiting");
-#if defined(__GLIBCXX__)
-  try {
-    return CallPythonWithGil<R>(fn, std::move(e), then);
-  } catch (abi::__forced_unwind&) {  // ended by the finalizing interpreter
-    ParkForever();
-  }
-#else
-  return CallPythonWithGil<R>(fn, std::move(e), then);
-#endif
-}
-
-template <class R, class Then>
-Result<R> CallPythonWithGil(const DataPyFn& fn, Element e, Then then) {
-  nb::gil_scoped_acquire gil;
-  try {
-    nb::object result = fn.get()(ElementToPython(std::move(e)));
-    return then(result);
-  } catch (nb::python_error& err) {
-    Status s = StatusOfPythonError(err);
-    err.restore();
-    PyErr_Clear();
-    return s;
-  } catch (const std::exception& err) {
-    return errors::InvalidArgument(err.what());
-  }
 }
 
 // fn returns (values, dtype numbers), each value already converted to its
@@ -220,6 +157,8 @@ std::vector<DType> DTypesOf(const std::vector<int>& numbers) {
 
 DataDatasetHandle Wrap(Result<DatasetPtr> r) { return DataDatasetHandle{ValueOrThrow(std::move(r))}; }
 
+namespace {
+
 std::vector<DatasetPtr> Unwrap(const std::vector<const DataDatasetHandle*>& handles) {
   std::vector<DatasetPtr> out;
   for (const DataDatasetHandle* h : handles) out.push_back(h->ds);
@@ -229,6 +168,8 @@ std::vector<DatasetPtr> Unwrap(const std::vector<const DataDatasetHandle*>& hand
 data::MapOptions MapOptionsOf(std::optional<int64_t> num_parallel_calls, bool deterministic) {
   return data::MapOptions{.num_parallel_calls = num_parallel_calls, .deterministic = deterministic};
 }
+
+}  // namespace
 
 nb::tuple SpecToPython(const data::ElementSpec& spec) {
   nb::list dtypes, shapes;
@@ -242,6 +183,8 @@ nb::tuple SpecToPython(const data::ElementSpec& spec) {
   }
   return nb::make_tuple(dtypes, shapes, nb::cast(spec.names));
 }
+
+namespace {
 
 data::RecordDatasetOptions RecordOptions(const std::string& compression_type, int64_t buffer_size,
                                          std::optional<int64_t> num_parallel_reads) {
@@ -438,10 +381,6 @@ void BindNativeMaps(nb::module_& d) {
 
 }  // namespace
 
-// bind_data_sources.cc: list_files, CSV, cache(filename), sampling, sparse batching.
-void BindDataSources(nb::module_& d, std::function<DatasetPtr(nb::handle)> ds_of,
-                     std::function<nb::object(DatasetPtr)> wrap);
-
 void BindData(nb::module_& m) {
   nb::module_ d = m.def_submodule("data", "sluice::data, the tf.data engine (see sluice/data.py).");
   nb::class_<DataDatasetHandle>(d, "Dataset", "An immutable dataset (data::DatasetBase). Thread-safe.")
@@ -473,8 +412,8 @@ void BindData(nb::module_& m) {
   BindTransformations(d);
   BindPythonFunctions(d);
   BindNativeMaps(d);
-  BindDataSources(d, [](nb::handle h) { return nb::cast<const DataDatasetHandle&>(h).ds; },
-                  [](DatasetPtr ds) { return nb::cast(DataDatasetHandle{std::move(ds)}); });
+  BindDataXforms(d);
+  BindDataSources(d);
 }
 
 }  // namespace sluice::python

@@ -12,8 +12,8 @@ namespace {
 // cancels it before destroying the tree, so every blocked worker wakes.
 class RootIterator : public IteratorBase {
  public:
-  RootIterator(std::shared_ptr<CancellationManager> cm, std::unique_ptr<IteratorBase> inner)
-      : cm_(std::move(cm)), inner_(std::move(inner)) {}
+  RootIterator(const IteratorContext& ctx, std::unique_ptr<IteratorBase> inner)
+      : cm_(ctx.cancellation), skipped_errors_(ctx.skipped_errors), inner_(std::move(inner)) {}
   ~RootIterator() override {
     cm_->StartCancel();
     inner_.reset();
@@ -28,8 +28,11 @@ class RootIterator : public IteratorBase {
     return s;
   }
 
+  int64_t skipped_errors() const override { return skipped_errors_->load(std::memory_order_relaxed); }
+
  private:
   std::shared_ptr<CancellationManager> cm_;
+  std::shared_ptr<std::atomic<int64_t>> skipped_errors_;
   std::unique_ptr<IteratorBase> inner_;
 };
 
@@ -50,9 +53,9 @@ std::string ElementSpec::DebugString() const {
 }
 
 std::unique_ptr<IteratorBase> DatasetBase::MakeIterator() const {
-  IteratorContext ctx{std::make_shared<CancellationManager>()};
+  IteratorContext ctx{std::make_shared<CancellationManager>(), std::make_shared<std::atomic<int64_t>>(0)};
   std::unique_ptr<IteratorBase> inner = MakeIteratorInternal(ctx);
-  return std::make_unique<RootIterator>(std::move(ctx.cancellation), std::move(inner));
+  return std::make_unique<RootIterator>(ctx, std::move(inner));
 }
 
 CancelRegistration::CancelRegistration(const IteratorContext& ctx, std::function<void()> on_cancel)

@@ -167,7 +167,14 @@ class FilesDataset : public DatasetBase {
         }
         std::string_view record;
         bool end = false;
-        SLUICE_RETURN_IF_ERROR(reader_->GetNext(&record, &end));
+        Status s = reader_->GetNext(&record, &end);
+        if (!s.ok()) {
+          // TF's rule: the rest of a file that fails is skipped, so that the
+          // next call (ignore_errors) goes on with the next file instead of
+          // meeting the same failure for ever.
+          reader_.reset();
+          return s;
+        }
         if (!end) {
           *end_of_sequence = false;
           *out = Element{Tensor::String(record)};

@@ -28,6 +28,7 @@
 #ifndef SLUICE_DATA_DATASET_H_
 #define SLUICE_DATA_DATASET_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -68,6 +69,8 @@ struct ElementSpec {
 // Shared by every iterator of one tree (one MakeIterator() call).
 struct IteratorContext {
   std::shared_ptr<CancellationManager> cancellation;
+  // Elements ignore_errors skipped anywhere in the tree (null: not counted).
+  std::shared_ptr<std::atomic<int64_t>> skipped_errors;
 };
 
 class IteratorBase {
@@ -84,6 +87,11 @@ class IteratorBase {
   // May block until an input or a worker delivers. Not thread-safe: one
   // caller at a time.
   [[nodiscard]] virtual Status GetNext(Element* out, bool* end_of_sequence) = 0;
+
+  // The number of elements ignore_errors has skipped anywhere in this tree so
+  // far (on the root iterator MakeIterator returns; 0 on inner iterators).
+  // Thread-safe.
+  virtual int64_t skipped_errors() const { return 0; }
 };
 
 class DatasetBase : public std::enable_shared_from_this<DatasetBase> {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sluice/data/dataset.h"
@@ -154,6 +155,107 @@ Result<DatasetPtr> Interleave(DatasetPtr input, InterleaveFn fn, ElementSpec out
 // In-memory cache: the first pass that reaches the end stores every element;
 // later iterators replay it. A partial pass stores nothing.
 Result<DatasetPtr> Cache(DatasetPtr input);
+
+// ---- Windows, scans, grouping, rebatching and skipping errors (window.cc,
+// scan.cc, take_while.cc, unique.cc, ignore_errors.cc, rebatch.cc,
+// group_by_window.cc, bucket_by_sequence_length.cc) -----------------------------------------------------------
+
+// A dataset of the given elements, in order, shared (not copied) by every
+// iterator; `spec` is their signature. InvalidArgument for a null vector.
+// (tf.data's window datasets and group_by_window's windows are these.)
+Result<DatasetPtr> FromElements(std::shared_ptr<const std::vector<Element>> elements, ElementSpec spec);
+
+// tf.data's window(size, shift, stride, drop_remainder). TF's elements are
+// nested datasets; here a window of n input elements of k components is one
+// element of n * k tensors (input element i's component j at i * k + j, the
+// tensors shared, not copied), and element_spec() is the input's: the
+// signature of every element inside a window. WindowDatasets turns such an
+// element into TF's k datasets (so flat_map / interleave over windows is
+// Interleave with a function that calls it); Batch and the like treat the
+// flat tensors as components and are not meant for a window dataset.
+// Windows start every `shift` (nullopt: size) input elements and take every
+// `stride`-th element; without drop_remainder the last windows are partial
+// (never empty). Buffers at most (size - 1) * stride + 1 input elements.
+// InvalidArgument (TF's messages) for size, shift or stride < 1.
+Result<DatasetPtr> Window(DatasetPtr input, int64_t size, std::optional<int64_t> shift = std::nullopt,
+                          int64_t stride = 1, bool drop_remainder = false);
+// The k datasets of one window element of a dataset whose element_spec() is
+// `spec` (component j's dataset: the window's n values of component j).
+// InvalidArgument if the window's size is not a non-zero multiple of k.
+Result<std::vector<DatasetPtr>> WindowDatasets(const Element& window, const ElementSpec& spec);
+
+// A scan function: (state, element) -> (new state, output element). The new
+// state must have the initial state's dtypes and arity.
+using ScanFn = std::function<Result<std::pair<Element, Element>>(const Element& state, Element element)>;
+// tf.data's scan: each element's output, the state carried from element to
+// element (every iterator starts from initial_state). A new state of other
+// dtypes or arity is InvalidArgument at that element (TF checks when
+// tracing). `out_spec` the output signature.
+Result<DatasetPtr> Scan(DatasetPtr input, Element initial_state, ScanFn fn, ElementSpec out_spec);
+
+// The elements up to (not including) the first for which predicate is false.
+Result<DatasetPtr> TakeWhile(DatasetPtr input, PredicateFn predicate);
+
+// Each distinct element once, in order of first appearance. The input must
+// have one component of dtype int32, int64 or string (InvalidArgument
+// otherwise, TF's messages); the set of seen values grows with the number of
+// distinct values (TF's too).
+Result<DatasetPtr> Unique(DatasetPtr input);
+
+// tf.data's ignore_errors: an element whose GetNext fails with any error but
+// Cancelled is skipped, and counted in the tree's skipped count
+// (IteratorBase::skipped_errors() of the root iterator); with log_warning,
+// each is logged as a warning that carries the error's message (and its
+// file / record context). Cancelled passes (the tree is shutting down).
+Result<DatasetPtr> IgnoreErrors(DatasetPtr input, bool log_warning = false);
+
+// tf.data's rebatch: the input's batches (every component of rank >= 1, the
+// same first dimension) cut and joined into batches of batch_sizes[0],
+// batch_sizes[1], ... (cycling): input.unbatch().batch(n) with n cycling.
+// A batch that is one input batch's rows is a slice of it (no copy).
+// drop_remainder drops a last batch smaller than its size. InvalidArgument
+// for an empty batch_sizes, a size < 1 (TF loops for ever on 0), or scalar
+// components (TF's message); per batch for components of different first
+// dimensions.
+Result<DatasetPtr> Rebatch(DatasetPtr input, std::vector<int64_t> batch_sizes, bool drop_remainder = false);
+
+// group_by_window's functions: the int64 key of an element; the window size
+// of a key (called once per key); the dataset a full window (or a key's last,
+// partial one) reduces to.
+using KeyFn = std::function<Result<int64_t>(const Element&)>;
+using WindowSizeFn = std::function<Result<int64_t>(int64_t key)>;
+using ReduceFn = std::function<Result<DatasetPtr>(int64_t key, DatasetPtr window)>;
+// tf.data's group_by_window: elements are gathered per key; when a key's
+// window reaches its size, reduce_fn(key, window) is called and the dataset
+// it returns is read to the end before any more input is read. At the end of
+// the input the remaining windows are reduced in ascending key order. Every
+// window holds at most its size (windows are FromElements datasets sharing
+// the tensors). A window size < 1 is InvalidArgument at that element (TF's
+// message). `out_spec` the signature of reduce_fn's datasets.
+Result<DatasetPtr> GroupByWindow(DatasetPtr input, KeyFn key_fn, ReduceFn reduce_fn, WindowSizeFn window_size_fn,
+                                 ElementSpec out_spec);
+
+// The length of an element, for BucketBySequenceLength.
+using ElementLengthFn = std::function<Result<int64_t>(const Element&)>;
+struct BucketOptions {
+  // Per component (empty: each component's own shape); unknown dims are
+  // padded to the batch's longest (or bucket boundary - 1, below).
+  std::vector<PartialShape> padded_shapes;
+  Element padding_values;  // scalars; empty: 0 / ""
+  // Unknown dims padded to the bucket's boundary - 1 instead; an element of
+  // the last bucket (length >= the last boundary) is then InvalidArgument.
+  bool pad_to_bucket_boundary = false;
+  bool no_padding = false;  // Batch instead of PaddedBatch
+  bool drop_remainder = false;
+};
+// tf.data's bucket_by_sequence_length (TF builds it the same way):
+// GroupByWindow keyed by the bucket of length_fn(element) (bucket i holds
+// lengths in [boundaries[i-1], boundaries[i])), each window of
+// bucket_batch_sizes[i] elements padded-batched. InvalidArgument (TF's
+// message) unless bucket_batch_sizes has one more entry than boundaries.
+Result<DatasetPtr> BucketBySequenceLength(DatasetPtr input, ElementLengthFn length_fn,
+                                          std::vector<int64_t> bucket_boundaries,
+                                          std::vector<int64_t> bucket_batch_sizes, BucketOptions options = {});
 
 // ---- File lists, CSV, file cache, sampling, sparse components ----------------------
 // (sources and transformations of file_sources.cc, csv_dataset.cc,
