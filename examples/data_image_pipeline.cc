@@ -172,8 +172,9 @@ Result<data::DatasetPtr> Build(const Flags& f, const std::vector<std::string>& f
   crop.width = f.size;
   const data::MapOptions parallel{.num_parallel_calls = f.threads};
 
-  SLUICE_ASSIGN_OR_RETURN(data::DatasetPtr ds,
-                          data::TFRecordDataset(files, data::RecordDatasetOptions{.num_parallel_reads = f.files}));
+  data::RecordDatasetOptions read;
+  read.num_parallel_reads = f.files;  // every file at once
+  SLUICE_ASSIGN_OR_RETURN(data::DatasetPtr ds, data::TFRecordDataset(files, read));
   SLUICE_ASSIGN_OR_RETURN(ds, data::Shuffle(ds, 4 * f.batch, /*seed=*/87654321, /*seed2=*/7));
   SLUICE_ASSIGN_OR_RETURN(ds, data::Repeat(ds, f.epochs));
   SLUICE_ASSIGN_OR_RETURN(data::NativeMap parse, data::ParseExampleMap(ds->element_spec(), parser));

@@ -2,6 +2,7 @@
 // readers know it, Map and Filter pass it on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "data/data_test_util.h"
@@ -13,7 +14,9 @@ namespace {
 using testing::Must;
 
 std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + name;
+  std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::replace(test.begin(), test.end(), '/', '_');  // parameterized tests' names have one
+  return ::testing::TempDir() + "/" + test + name;
 }
 
 void WriteRecords(const std::string& path, const std::vector<std::string>& records) {
