@@ -47,7 +47,8 @@ def dataset_queue_runner(dataset, queue, num_threads=1):
     error stops the coordinator with it; a coordinator stop cancels the pass
     and closes the queue with ``cancel_pending_enqueues``. The dataset's flat
     components must match the queue's (a dict dataset: its sorted keys in the
-    queue's component order).
+    queue's component order). Keep the runner while it runs: dropping the last
+    reference stops its threads (``enqueue_dataset`` keeps it in the graph).
     """
     from sluice import data, train
     if not isinstance(dataset, data.DatasetV2):

@@ -6,10 +6,9 @@
 //   _core.data.map_py/...     Python functions as map, filter and interleave functions
 //   _core.data.map_parse_example/...  the native map functions of map_ops.h
 //
-// Threads: next() runs GetNext without the GIL (from the main thread, on the
-// pass's helper thread, so that Ctrl-C interrupts it: bind_data_pass.h).
-// Python functions run on the iterator's worker threads (or the consumer's,
-// for a sequential map), each
+// Threads: next() runs GetNext without the GIL, its waits answering Ctrl-C
+// (bind_data_pass.h). Python functions run on the iterator's worker threads
+// (or the consumer's, for a sequential map), each
 // call taking the GIL; an exception becomes the element's error status (an
 // OpError keeps its code, anything else is Unknown) and so reaches the
 // caller at that element. Closing an iterator releases the GIL, then cancels

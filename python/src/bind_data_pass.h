@@ -1,25 +1,27 @@
 // DataPass: one pass over a dataset whose next() answers Ctrl-C
 // (bind_data_pass.cc).
 //
-// A GetNext may block anywhere in the tree (a parallel map's consumer, a
-// prefetch buffer, a queue source). On the main thread, where Python runs
-// signal handlers, the pass runs GetNext on a helper thread of its own and
-// waits for it in kInterruptInterval slices, calling PyErr_CheckSignals()
-// between them: a KeyboardInterrupt is raised at once, and the call stays
-// pending, so the next Next() returns its element (none is lost or
-// skipped). Off the main thread GetNext runs on the caller's thread.
+// A GetNext may block where the tree waits for its threads (a parallel map's
+// or a prefetch's consumer) or for a queue (FromQueue). Next() runs it
+// without the GIL under a train::ScopedProducerWait whose interrupt check
+// (BlockingCall's: on the main thread, PyErr_CheckSignals() every
+// kInterruptInterval) those waits run, so Ctrl-C raises KeyboardInterrupt at
+// once. The wait is abandoned before an element is taken: the next Next()
+// returns it. A Python function or generator that the tree runs on the
+// calling thread gets the KeyboardInterrupt itself (it becomes that
+// element's error).
 //
 // Thread-safety: one caller at a time (as any iterator). The destructor
-// cancels the tree (waking a blocked GetNext), joins the helper, then
-// destroys the tree.
+// cancels the tree and joins its threads.
 #ifndef SLUICE_PYTHON_SRC_BIND_DATA_PASS_H_
 #define SLUICE_PYTHON_SRC_BIND_DATA_PASS_H_
 
 #include <memory>
+#include <optional>
 #include <thread>
 
+#include "bind_common.h"
 #include "sluice/core/cancellation.h"
-#include "sluice/core/mutex.h"
 #include "sluice/data/dataset.h"
 
 namespace sluice::python {
@@ -36,29 +38,17 @@ class DataPass {
 
   // The next element, as IteratorBase::GetNext (a stray OutOfRange becomes
   // Internal). Raises (nb::python_error) what a signal handler raised while
-  // it waited; the GetNext it started goes on, and the next call returns
-  // its result. REQUIRES: the GIL is held.
+  // it waited. REQUIRES: the GIL is held.
   Status Next(Element* out, bool* end_of_sequence);
 
  private:
-  Status GetNextNow(Element* out, bool* end_of_sequence);
-  void HelperLoop() SLUICE_EXCLUDES(mu_);
-
-  // Constant after construction:
   const std::shared_ptr<CancellationManager> cancellation_ = std::make_shared<CancellationManager>();
-  // Used by one thread at a time: the caller, or the helper while a call is
-  // pending (the caller then waits for it).
   std::unique_ptr<data::IteratorBase> iterator_;
-
-  Mutex mu_;
-  CondVar cv_;
-  bool requested_ SLUICE_GUARDED_BY(mu_) = false;  // a call waits for the helper
-  bool done_ SLUICE_GUARDED_BY(mu_) = false;       // its result is below
-  bool stop_ SLUICE_GUARDED_BY(mu_) = false;
-  Status status_ SLUICE_GUARDED_BY(mu_);
-  Element element_ SLUICE_GUARDED_BY(mu_);
-  bool end_ SLUICE_GUARDED_BY(mu_) = false;
-  std::thread helper_;  // started by the first main-thread call
+  // The interrupt check of the thread that called last (made once per
+  // thread change rather than per call: next() is called per element).
+  std::optional<BlockingCall> call_;
+  queue::WaitOptions wait_;
+  std::thread::id caller_;
 };
 
 }  // namespace sluice::python

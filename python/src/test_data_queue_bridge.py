@@ -87,7 +87,8 @@ def test_a_dataset_error_stops_the_coordinator_with_it():
 
     q = _fifo(10)
     coord = sl.train.Coordinator()
-    sl.train.dataset_queue_runner(sl.data.Dataset.range(5).map(check), q).create_threads(coord=coord, start=True)
+    qr = sl.train.dataset_queue_runner(sl.data.Dataset.range(5).map(check), q)  # kept: dropping it stops it
+    qr.create_threads(coord=coord, start=True)
     assert coord.wait_for_stop(30)
     with pytest.raises(errors.DataLossError, match="bad record"):
         coord.join()

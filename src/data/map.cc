@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/interruptible_wait.h"
 #include "sluice/core/mutex.h"
 #include "sluice/core/thread_pool.h"
 #include "sluice/data/datasets.h"
@@ -123,8 +124,9 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
         return Status();
       }
       consumer_waiting_ = true;
-      ready_cv_.Wait(&mu_);
+      Status interrupted = InterruptibleWait(&ready_cv_, &mu_);  // Ctrl-C from Python
       consumer_waiting_ = false;
+      if (!interrupted.ok()) return interrupted;
     }
   }
 

@@ -7,6 +7,7 @@
 #include "data/dataset_util.h"
 #include "sluice/core/mutex.h"
 #include "sluice/data/datasets.h"
+#include "sluice/train/producer.h"
 
 namespace sluice::data {
 namespace {
@@ -47,7 +48,7 @@ class QueueDataset : public DatasetBase {
         *end_of_sequence = false;
         return Status();
       }
-      queue::WaitOptions wait;
+      queue::WaitOptions wait = train::CurrentProducerWait();  // Ctrl-C from Python (interruptible_wait.h)
       wait.cancellation = cancellation_.get();
       Result<Element> e = dataset_->queue_->Dequeue(wait);
       if (errors::IsOutOfRange(e.status())) {  // closed and empty: the end
