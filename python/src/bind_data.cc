@@ -175,6 +175,11 @@ Result<R> CallPythonWithGil(const DataPyFn& fn, Element e, Then then) {
     nb::object result = fn.get()(ElementToPython(std::move(e)));
     return then(result);
   } catch (nb::python_error& err) {
+    if (err.matches(PyExc_KeyboardInterrupt) && OnMainThread()) {
+      // Ctrl-C while the function ran on the caller's thread: next() raises it.
+      StashInterrupt(std::move(err));
+      return errors::Cancelled("interrupted by a Python signal handler");
+    }
     Status s = StatusOfPythonError(err);
     err.restore();
     PyErr_Clear();

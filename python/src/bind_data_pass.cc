@@ -6,6 +6,21 @@
 #include "sluice/train/producer.h"
 
 namespace sluice::python {
+namespace {
+
+// Touched only on the main thread, with the GIL. Never destroyed: it may
+// hold a Python object when the interpreter is gone.
+std::optional<nb::python_error>& StashedInterrupt() {
+  static auto* stashed = new std::optional<nb::python_error>();
+  return *stashed;
+}
+
+}  // namespace
+
+void StashInterrupt(nb::python_error interrupt) {
+  StashedInterrupt().reset();
+  StashedInterrupt().emplace(std::move(interrupt));
+}
 
 DataPass::DataPass(const data::DatasetPtr& dataset, bool probe)
     : iterator_(dataset->MakeIteratorInternal(data::IteratorContext{cancellation_, probe})) {}
@@ -25,6 +40,11 @@ Status DataPass::Next(Element* out, bool* end_of_sequence) {
     train::ScopedProducerWait scope(wait_);
     return iterator_->GetNext(out, end_of_sequence);
   });
+  if (!s.ok() && StashedInterrupt() && OnMainThread()) {
+    nb::python_error interrupt = std::move(*StashedInterrupt());
+    StashedInterrupt().reset();
+    throw interrupt;
+  }
   if (errors::IsOutOfRange(s)) {
     // OutOfRange would read as the end of the sequence to a caller.
     return Status(Code::kInternal, "an iterator returned OutOfRange instead of end_of_sequence: " + s.message());

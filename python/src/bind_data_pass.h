@@ -8,8 +8,8 @@
 // kInterruptInterval) those waits run, so Ctrl-C raises KeyboardInterrupt at
 // once. The wait is abandoned before an element is taken: the next Next()
 // returns it. A Python function or generator that the tree runs on the
-// calling thread gets the KeyboardInterrupt itself (it becomes that
-// element's error).
+// calling thread gets the KeyboardInterrupt itself: the binding stashes it
+// (StashInterrupt) and Next() raises it; that element is lost.
 //
 // Thread-safety: one caller at a time (as any iterator). The destructor
 // cancels the tree and joins its threads.
@@ -25,6 +25,11 @@
 #include "sluice/data/dataset.h"
 
 namespace sluice::python {
+
+// Keeps `interrupt` (a KeyboardInterrupt a Python function raised on the
+// main thread, inside GetNext) for DataPass::Next to raise once GetNext
+// returns. REQUIRES: the GIL is held, on the main thread.
+void StashInterrupt(nb::python_error interrupt);
 
 class DataPass {
  public:

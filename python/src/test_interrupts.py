@@ -178,3 +178,15 @@ def test_next_of_a_data_iterator_waiting_for_a_parallel_map():
     _assert_prompt(lambda: next(it))
     release.set()
     assert [int(x) for x in it] == [0, 1, 2]  # usable after, nothing skipped
+
+
+def test_next_of_a_data_iterator_running_a_python_map_on_the_main_thread():
+    def slow(x):
+        if x == 1:
+            time.sleep(5)  # interrupted by the signal, on this thread
+        return x
+
+    it = iter(sl.data.Dataset.range(3).map(slow))
+    assert next(it) == 0
+    _assert_prompt(lambda: next(it))
+    assert next(it) == 2  # usable after; the interrupted element is lost
