@@ -767,8 +767,10 @@ def _broadcast(structure, value, is_shape=False):
 
 
 def _first_components(dataset):
-    """The first element's flat components (list of numpy), or None for an empty dataset."""
-    it = dataset._core.make_iterator()
+    """The first element's flat components (list of numpy), or None for an empty dataset.
+
+    A probe pass: a source that consumes shared input (from_queue) gives a zero element instead."""
+    it = dataset._core.make_probe_iterator()
     try:
         return it.next()
     finally:
@@ -1105,6 +1107,13 @@ class _Experimental:
     make_csv_dataset = staticmethod(_data_sources.make_csv_dataset)
     sample_from_datasets = staticmethod(_data_sources.sample_from_datasets)
     choose_from_datasets = staticmethod(_data_sources.choose_from_datasets)
+    # -- frameworks: the queue bridge (sluice._data_frameworks)
+
+    @staticmethod
+    def from_queue(queue):
+        """A Dataset dequeuing from a sluice queue until it is closed and empty (see sluice._data_frameworks)."""
+        from sluice import _data_frameworks
+        return _data_frameworks.from_queue(queue)
 
 
 experimental = _Experimental()

@@ -19,6 +19,8 @@
 
 #include "sluice/data/dataset.h"
 #include "sluice/io/record_reader.h"
+#include "sluice/queue/queue.h"
+#include "sluice/train/queue_runner.h"
 
 namespace sluice::data {
 
@@ -356,6 +358,47 @@ Result<DatasetPtr> FromTensorSlicesWithSparse(Element components, std::vector<si
 Result<DatasetPtr> BatchWithSparse(DatasetPtr input, int64_t batch_size, bool drop_remainder,
                                    std::vector<size_t> sparse);
 Result<DatasetPtr> UnbatchWithSparse(DatasetPtr input, std::vector<size_t> sparse);
+// ---- Frameworks: C++ generators and the queue bridge -----------------------------
+// (src/data/generator.cc, src/data/queue_bridge.cc)
+
+// One pass of a C++ generator: each call returns the next element, nullopt
+// at the end, or an error (the element's: the caller may call again). Called
+// by one thread at a time, the iterator's consumer.
+using GeneratorFn = std::function<Result<std::optional<Element>>()>;
+// Makes the generator of one pass; called once per iterator, on its first
+// GetNext. Must be thread-safe (iterators of one dataset may start at once).
+using GeneratorFactory = std::function<Result<GeneratorFn>()>;
+// tf.data.Dataset.from_generator with a C++ callable: the elements
+// factory()() returns, each checked against `spec` (dtype, shape, arity:
+// InvalidArgument naming the component otherwise; dtype kInvalid and
+// unknown shapes accept anything). Unknown cardinality. A failure of the
+// factory is every GetNext's error until it succeeds.
+Result<DatasetPtr> FromGenerator(GeneratorFactory factory, ElementSpec spec);
+
+// A dataset that dequeues from a sluice queue (the TF1 queue world into
+// tf.data): each GetNext is one queue->Dequeue(); once the queue is closed
+// and empty, the sequence ends. Blocks while the queue is empty and open;
+// destroying the iterator (its tree's cancellation) wakes it with Cancelled.
+// Every iterator dequeues from the same queue, so two passes split the
+// elements between them; cardinality unknown. element_spec: the queue's
+// dtypes and shapes. A probe pass (IteratorContext::probe) dequeues nothing:
+// it sees one zero element. InvalidArgument for a null queue.
+Result<DatasetPtr> FromQueue(std::shared_ptr<queue::Queue> queue);
+
+// A QueueRunner (train/queue_runner.h) whose num_threads threads enqueue the
+// elements of one pass over `dataset` into `queue`, in order when
+// num_threads is 1. The pass ends with OutOfRange, so the last thread closes
+// the queue and its consumers see the epoch end as with any TF1 producer.
+// A Coordinator stop runs the cancel op, which cancels the dataset's
+// iterator (waking a GetNext blocked inside the tree) and closes the queue
+// with cancel_pending_enqueues. Closing the queue from elsewhere ends the
+// runner quietly (Cancelled is a closed code). A dataset error is the
+// thread's error: it stops the coordinator (Join raises it). The iterator is
+// made by the first enqueue step and lives as long as the runner.
+// InvalidArgument for a null dataset or queue, num_threads < 1, or a dataset
+// whose arity or (known) dtypes differ from the queue's.
+Result<std::shared_ptr<train::QueueRunner>> DatasetQueueRunner(DatasetPtr dataset, std::shared_ptr<queue::Queue> queue,
+                                                               int num_threads = 1);
 
 }  // namespace sluice::data
 
