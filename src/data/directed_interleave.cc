@@ -59,7 +59,7 @@ class CategoricalSelectorDataset : public DatasetBase {
     if (rerandomize_) {
       // Iterator k's seeds: samples 2k and 2k+1 of Philox(seed, seed2), as
       // TF's RandomSeedGenerator (and Shuffle) derive them.
-      const uint64_t k = iterators_.fetch_add(1, std::memory_order_relaxed);
+      const uint64_t k = NextPass(iterators_, ctx);
       Philox4x32 generator(s, s2);
       generator.Skip(k / 2);
       if (k % 2 == 1) {

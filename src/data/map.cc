@@ -286,7 +286,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
 };
 
 std::unique_ptr<IteratorBase> MapDataset::MakeIteratorInternal(const IteratorContext& ctx) const {
-  const uint64_t epoch = epochs_.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t epoch = NextPass(epochs_, ctx);
   if (!options_.num_parallel_calls) return std::make_unique<Iterator>(this, ctx, epoch);
   int64_t n = *options_.num_parallel_calls;
   if (n == kAutotune) n = AutotuneParallelism();
