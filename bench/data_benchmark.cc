@@ -9,10 +9,14 @@
 //   data/parallel_map/<t>        a CPU-bound native map (a fixed integer loop
 //                                per element) with num_parallel_calls = t;
 //                                real time, so 2 threads can show 2x
-//   data/batch_uint8/<b>         FromTensors(uint8 [224, 224, 3]) ->
+//   data/batch_uint8/<m>/<b>     FromTensors(uint8 [224, 224, 3]) ->
 //                                Repeat -> Batch(b), per batch: what
 //                                bench/py_data_image_bench.py's `batch64`
-//                                measures from Python over the same pipeline
+//                                measures from Python over the same pipeline.
+//                                m = hold: the caller keeps each batch until
+//                                the next is made (a Python for loop); drop:
+//                                it lets GetNext free it first, so the batch
+//                                is built in the same, cache-warm block
 //
 // items_per_second counts elements (batches for data/batch_uint8).
 #include <benchmark/benchmark.h>
@@ -50,10 +54,13 @@ sd::DatasetPtr Check(sluice::Result<sd::DatasetPtr> made) {
   return *std::move(made);
 }
 
-// Iterates `ds` to the end; the number of elements.
-int64_t Drain(const sd::DatasetPtr& ds) {
+// Iterates `ds` to the end; the number of elements. With `hold`, each
+// element stays alive until the next one has been made, as a Python
+// `for x in dataset` loop keeps it; without, GetNext may free it first.
+int64_t Drain(const sd::DatasetPtr& ds, bool hold = false) {
   std::unique_ptr<sd::IteratorBase> it = ds->MakeIterator();
   sluice::Element e;
+  sluice::Element held;
   bool end = false;
   int64_t n = 0;
   for (;;) {
@@ -61,6 +68,7 @@ int64_t Drain(const sd::DatasetPtr& ds) {
     if (!s.ok()) Die("GetNext: " + s.ToString());
     if (end) return n;
     benchmark::DoNotOptimize(e[0].raw_data());
+    if (hold) held = std::move(e);
     ++n;
   }
 }
@@ -108,14 +116,14 @@ void BM_ParallelMap(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kParallelElements);
 }
 
-void BM_BatchUint8(benchmark::State& state) {
+void BM_BatchUint8(benchmark::State& state, bool hold) {
   const int64_t batch = state.range(0);
   sluice::Tensor image = sluice::Tensor::Zeros(sluice::DType::kUInt8, sluice::TensorShape{224, 224, 3});
   std::memset(image.raw_data(), 7, image.TotalBytes());
   sd::DatasetPtr ds = Check(sd::FromTensors(sluice::Element{image}));
   ds = Check(sd::Batch(Check(sd::Repeat(ds, batch * kBatches)), batch));
   for (auto _ : state) {
-    if (Drain(ds) != kBatches) Die("batch_uint8: wrong number of batches");
+    if (Drain(ds, hold) != kBatches) Die("batch_uint8: wrong number of batches");
   }
   state.SetItemsProcessed(state.iterations() * kBatches);
 }
@@ -125,6 +133,7 @@ void BM_BatchUint8(benchmark::State& state) {
 BENCHMARK(BM_Source)->Name("data/source")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_IdentityMaps)->Name("data/identity_maps")->Arg(5)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ParallelMap)->Name("data/parallel_map")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_BatchUint8)->Name("data/batch_uint8")->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_BatchUint8, drop, false)->Name("data/batch_uint8/drop")->Arg(64)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_BatchUint8, hold, true)->Name("data/batch_uint8/hold")->Arg(64)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -38,6 +38,8 @@ cp -r python/sluice "$stage/sluice"
 cp "$build"/python/_core*.so "$stage/sluice/"
 export PYTHONPATH="$PWD/$stage${PYTHONPATH:+:$PYTHONPATH}"
 export TF_CPP_MIN_LOG_LEVEL=3
+# One BLAS thread: idle OpenBLAS threads spin, and CPU times count them.
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 out="$build/bench-results"
 mkdir -p "$out"
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) CPUs; $(lscpu | sed -n 's/^Model name: *//p' | head -1); load: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -17,15 +17,18 @@ add to another's:
   sluice_queue  bench/train_bench.py's sluice_py (the queue pipeline of
                 examples/image_pipeline.py), 2 threads, batch 64
   batch64       sluice.data's from_tensors(uint8 [224, 224, 3]) -> repeat ->
-                batch(64), iterated from Python: per batch, against
-                bench/data_benchmark.cc's data/batch_uint8/64 (the same in C++)
+                batch(64), iterated from Python: CPU time per batch, against
+                bench/data_benchmark.cc's data/batch_uint8/{hold,drop}/64 (the
+                same in C++, each batch kept until the next or dropped first)
 
 Each peer prints one JSON line {"peer", "images", "seconds", "images_per_s",
-"first_batch_s", "peak_rss_mb", "cpu_s"}. images/s counts from before the pipeline is
+"first_batch_s", "first_batch_cpu_s", "peak_rss_mb", "cpu_s"}. images/s counts from before the pipeline is
 built to its last batch (sluice_queue: from the start of its runners, as
 bench/train_suite.sh; torch: after one warm-up epoch that starts the
 workers, as there); first_batch_s from before the build to the first batch
-(sluice_data and tf_data). peak_rss_mb is the largest resident set of the
+(sluice_data and tf_data), and the CPU time the process spent in that
+interval (first_batch_cpu_s: on 2 idle cores the first batch takes at least
+half of it). peak_rss_mb is the largest resident set of the
 peer's process and its children together, sampled by the parent every few
 milliseconds, and at least the peer's own VmHWM. cpu_s is the user + system
 time of the process and its reaped children (imports included): on a loaded
@@ -63,12 +66,12 @@ def sluice_data(files, epochs):
     from sluice import io as sio  # noqa: PLC0415
     features = {"image": sio.FixedLenFeature([], np.bytes_), "label": sio.FixedLenFeature([], np.int64),
                 "id": sio.FixedLenFeature([], np.int64)}
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), _cpu_s()
     ds = (sd.TFRecordDataset(files).repeat(epochs)
           .map(sd.ops.parse_example(features), num_parallel_calls=sd.AUTOTUNE)
           .map(sd.ops.random_resized_crop(SIZE, component="image", seed=1), num_parallel_calls=sd.AUTOTUNE)
           .batch(BATCH).prefetch(sd.AUTOTUNE))
-    return _drain(ds, t0)
+    return _drain(ds, t0, cpu0)
 
 
 def tf_data(files, epochs):
@@ -81,21 +84,28 @@ def tf_data(files, epochs):
     def element(record):
         ex = tf.io.parse_single_example(record, features)
         return {"image": tf_random_resized_crop(tf, ex["image"], SIZE), "label": ex["label"], "id": ex["id"]}
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), _cpu_s()
     ds = (tf.data.TFRecordDataset(files).repeat(epochs)
           .map(element, num_parallel_calls=tf.data.AUTOTUNE)
           .batch(BATCH).prefetch(tf.data.AUTOTUNE))
-    return _drain(ds.as_numpy_iterator(), t0)
+    return _drain(ds.as_numpy_iterator(), t0, cpu0)
 
 
-def _drain(iterable, t0):
+def _cpu_s():
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime
+
+
+def _drain(iterable, t0, cpu0):
     it = iter(iterable)
     first = next(it)
     first_batch_s = time.perf_counter() - t0
+    first_batch_cpu_s = _cpu_s() - cpu0
     n = len(first["image"])
     for batch in it:
         n += len(batch["image"])
-    return {"images": n, "seconds": time.perf_counter() - t0, "first_batch_s": first_batch_s}
+    return {"images": n, "seconds": time.perf_counter() - t0, "first_batch_s": first_batch_s,
+            "first_batch_cpu_s": first_batch_cpu_s}
 
 
 def torch_loader(data_dir, workers, epochs):
@@ -111,18 +121,40 @@ def sluice_queue(files, epochs):
 
 
 def batch64(batches):
+    """CPU time per batch (median of 9 passes; one thread), for `for b in ds` (each batch held until the
+    next is made) and for a loop that drops each batch before asking for the next."""
     import numpy as np  # noqa: PLC0415
     from sluice import data as sd  # noqa: PLC0415
     ds = sd.Dataset.from_tensors(np.full((SIZE, SIZE, 3), 7, np.uint8)).repeat(BATCH * batches).batch(BATCH)
-    best = None
-    for _ in range(5):  # best of 5 passes, as Google Benchmark's repetitions would be
-        t0 = time.perf_counter()
+
+    def hold():
         n = 0
         for b in ds:
             n += 1
         assert n == batches and b.shape == (BATCH, SIZE, SIZE, 3), (n, b.shape)
-        best = min(best or 1e9, time.perf_counter() - t0)
-    return {"images": BATCH * batches, "batches": batches, "seconds": best, "batch_ms": best / batches * 1e3}
+
+    def drop():
+        it, n = iter(ds), 0
+        while True:
+            try:
+                next(it)  # the batch is dropped at once
+            except StopIteration:
+                break
+            n += 1
+        assert n == batches, n
+    passes = 9
+    row = {"images": 2 * passes * BATCH * batches, "batches": batches}
+    seconds = 0.0
+    for name, loop in (("hold", hold), ("drop", drop)):
+        times = []
+        for _ in range(passes):
+            t0, c0 = time.perf_counter(), time.process_time()
+            loop()
+            times.append(time.process_time() - c0)
+            seconds += time.perf_counter() - t0
+        row["batch_ms_" + name] = sorted(times)[passes // 2] / batches * 1e3
+    row["seconds"] = seconds
+    return row
 
 
 def run_peer(args):
@@ -202,7 +234,7 @@ def main():
     ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--workers", type=int, default=0, help="torch: DataLoader num_workers")
     ap.add_argument("--torch-workers", type=int, nargs="*", default=[0, 1, 2], help="all: the DataLoaders to run")
-    ap.add_argument("--batches", type=int, default=64, help="batch64: batches per pass")
+    ap.add_argument("--batches", type=int, default=256, help="batch64: batches per pass")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--json", help="all: append the rows to this file")
     args = ap.parse_args()
