@@ -39,10 +39,10 @@ cp "$build"/python/_core*.so "$stage/sluice/"
 export PYTHONPATH="$PWD/$stage${PYTHONPATH:+:$PYTHONPATH}"
 export TF_CPP_MIN_LOG_LEVEL=3
 # One BLAS thread: idle OpenBLAS threads spin, and CPU times count them.
-export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+export OPENBLAS_NUM_THREADS=1
 out="$build/bench-results"
 mkdir -p "$out"
-echo "== $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) CPUs; $(lscpu | sed -n 's/^Model name: *//p' | head -1); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== $(date -u '+%Y-%m-%d %H:%M UTC'); $(getconf _NPROCESSORS_ONLN) CPUs; $(lscpu | sed -n 's/^Model name: *//p' | head -1); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 if [ "${SKIP_PARSE:-0}" != "1" ]; then
   echo "== parse pipeline: bench/py_data_bench.py --records ${RECORDS:-50000} --reps $REPS"

@@ -22,7 +22,8 @@ add to another's:
                 same in C++, each batch kept until the next or dropped first)
 
 Each peer prints one JSON line {"peer", "images", "seconds", "images_per_s",
-"first_batch_s", "first_batch_cpu_s", "peak_rss_mb", "cpu_s"}. images/s counts from before the pipeline is
+"first_batch_s", "first_batch_cpu_s", "peak_rss_mb", "cpu_s", "run_images",
+"run_cpu_s"}. images/s counts from before the pipeline is
 built to its last batch (sluice_queue: from the start of its runners, as
 bench/train_suite.sh; torch: after one warm-up epoch that starts the
 workers, as there); first_batch_s from before the build to the first batch
@@ -32,7 +33,9 @@ half of it). peak_rss_mb is the largest resident set of the
 peer's process and its children together, sampled by the parent every few
 milliseconds, and at least the peer's own VmHWM. cpu_s is the user + system
 time of the process and its reaped children (imports included): on a loaded
-machine, images per CPU-second say more than images/s.
+machine, images per CPU-second say more than images/s, and run_cpu_s is
+the CPU time of the measured run alone (imports excluded; torch: with its
+workers and its warm-up epoch, run_images counting that epoch too).
 
     python bench/py_data_image_bench.py all --data-dir D [--epochs 4] [--reps 3] --json out.jsonl
     python bench/py_data_image_bench.py sluice_data --data-dir D
@@ -105,19 +108,32 @@ def _drain(iterable, t0, cpu0):
     for batch in it:
         n += len(batch["image"])
     return {"images": n, "seconds": time.perf_counter() - t0, "first_batch_s": first_batch_s,
-            "first_batch_cpu_s": first_batch_cpu_s}
+            "first_batch_cpu_s": first_batch_cpu_s, "run_images": n, "run_cpu_s": _cpu_s() - cpu0}
+
+
+def _tree_cpu_s():
+    return sum(u.ru_utime + u.ru_stime for u in map(resource.getrusage, (resource.RUSAGE_SELF,
+                                                                      resource.RUSAGE_CHILDREN)))
 
 
 def torch_loader(data_dir, workers, epochs):
+    import gc  # noqa: PLC0415
+
+    import torch  # noqa: F401, PLC0415 (imported before the CPU clock starts)
     import train_bench  # noqa: PLC0415
+    cpu0 = _tree_cpu_s()
     n, seconds = train_bench.torch_dataloader(os.path.join(data_dir, "jpeg"), workers, epochs, BATCH, SIZE)
-    return {"images": n, "seconds": seconds}
+    gc.collect()  # the loader is gone: its workers have exited and been reaped, their CPU time counted
+    # The CPU time covers the warm-up epoch too (as many images as each timed one).
+    return {"images": n, "seconds": seconds, "run_images": n + n // epochs, "run_cpu_s": _tree_cpu_s() - cpu0}
 
 
 def sluice_queue(files, epochs):
     import train_bench  # noqa: PLC0415
+    from sluice import train  # noqa: F401, PLC0415
+    cpu0 = _cpu_s()
     n, seconds = train_bench.sluice_py(files, 2, epochs, BATCH, SIZE)
-    return {"images": n, "seconds": seconds}
+    return {"images": n, "seconds": seconds, "run_images": n, "run_cpu_s": _cpu_s() - cpu0}
 
 
 def batch64(batches):

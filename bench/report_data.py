@@ -8,6 +8,7 @@ better; for times and memory the benchmark's name says "(time)" or "(rss)"
 and x is the peer's (or the limit's) value over sluice's. Targets:
   data_image/sluice_data vs tf_data, vs torch_dataloader/best     >= 4
   data_image/sluice_data vs sluice_queue                          0.9 .. 1.1
+  (data_image_per_cpu_s/...: the same per CPU-second; informative)
   data_first_batch(time) vs limit_50ms                            >= 1
   data_first_batch(time) vs tf_data                               >= 4
   data_peak(rss) vs tf_data, vs torch_dataloader/best             >= 3
@@ -39,6 +40,12 @@ def med(rows, peer, key):
     return statistics.median(values) if values else None
 
 
+def per_cpu_s(rows, peer):
+    """Median images per CPU-second of the measured runs (None without run_cpu_s)."""
+    values = [r["run_images"] / r["run_cpu_s"] for r in rows.get(peer, []) if r.get("run_cpu_s")]
+    return statistics.median(values) if values else None
+
+
 def cxx_times(path):
     """Benchmark name -> median time per iteration in seconds: real time for the benchmarks that ask for it
     (threads), else CPU time (one thread: what other tenants of the machine take does not count)."""
@@ -58,7 +65,7 @@ def image_lines(rows):
     for peer in sorted(rows):
         ips = med(rows, peer, "images_per_s")
         fb, fb_cpu = med(rows, peer, "first_batch_s"), med(rows, peer, "first_batch_cpu_s")
-        per_cpu = statistics.median(r["images"] / r["cpu_s"] for r in rows[peer]) if "cpu_s" in rows[peer][0] else 0
+        per_cpu = per_cpu_s(rows, peer) or 0
         print("%-14s %10.1f %14s %13s %9.0f %12.1f  (%s)" % (
             peer, ips, "%.1f" % (fb * 1e3) if fb else "-", "%.1f" % (fb_cpu * 1e3) if fb_cpu else "-",
             med(rows, peer, "peak_rss_mb"), per_cpu, ", ".join("%.0f" % r["images_per_s"] for r in rows[peer])))
@@ -73,6 +80,12 @@ def image_lines(rows):
         out.append(("data_image/sluice_data", "torch_dataloader/best(%s)" % best_torch[1], s / best_torch[0]))
     if s and "sluice_queue" in rows:
         out.append(("data_image/sluice_data", "sluice_queue", s / med(rows, "sluice_queue", "images_per_s")))
+    # The same per CPU-second (informative): on a loaded machine a pipeline with more threads gets a larger
+    # share of the cores, which moves the images/s ratios but not these.
+    s_cpu = per_cpu_s(rows, "sluice_data")
+    for peer in ["tf_data", "sluice_queue"] + ([best_torch[1]] if best_torch else []):
+        if s_cpu and per_cpu_s(rows, peer):
+            out.append(("data_image_per_cpu_s/sluice_data", peer, s_cpu / per_cpu_s(rows, peer)))
     fb = med(rows, "sluice_data", "first_batch_s")
     if fb:
         out.append(("data_first_batch(time)", "limit_50ms", 0.050 / fb))
