@@ -20,9 +20,8 @@
 #                       $DATA_BUILD_DIR/train-data and reused
 #   DATA_EPOCHS=4       epochs per image pipeline measurement
 #   SKIP_PARSE=1        skip part 1;  SKIP_IMAGE=1  skip part 3
-# PyTorch is not in the project's venv by default: put it on PYTHONPATH (or
-# install bench/requirements-peers.txt); without it the DataLoader rows are
-# skipped.
+# The DataLoader rows need torch and Pillow (bench/requirements-peers.txt;
+# or put them on PYTHONPATH); without them they are skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${DATA_BUILD_DIR:-build-bench-data}"
@@ -61,8 +60,8 @@ if [ "${SKIP_IMAGE:-0}" != "1" ]; then
   "$build/examples/image_pipeline" --images "${TRAIN_IMAGES:-512}" --data-dir "$data" --reuse --quiet \
     --write-jpegs --generate-only
   workers=(0 1 2)
-  if ! "$py" -c "import torch" >/dev/null 2>&1; then
-    echo "== torch is not importable: DataLoader rows skipped"
+  if ! "$py" -c "import torch, PIL" >/dev/null 2>&1; then
+    echo "== torch or PIL is not importable: DataLoader rows skipped"
     workers=()
   fi
   image_json="$out/data_image.jsonl"

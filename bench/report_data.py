@@ -97,6 +97,8 @@ def image_lines(rows):
     if rss and best_torch:
         out.append(("data_peak(rss)", "torch_dataloader/best(%s)" % best_torch[1],
                     med(rows, best_torch[1], "peak_rss_mb") / rss))
+        for _, peer in sorted(torch):  # informative: each DataLoader, the single-process one the leanest
+            out.append(("data_peak(rss)", peer, med(rows, peer, "peak_rss_mb") / rss))
     return out
 
 
