@@ -26,10 +26,13 @@
 #                          same generated files (bench/train_suite.sh,
 #                          bench/train_bench.py, bench/report_train.py).
 #   bench/run.sh data      sluice.data's TFRecord -> parse_example -> batch ->
-#                          prefetch pipeline vs tf.data's (bench/data_suite.sh,
-#                          bench/py_data_bench.py); then the global shuffle over
-#                          record files vs a sequential read
-#                          (bench/global_shuffle_bench.py).
+#                          prefetch pipeline vs tf.data's, the per-element
+#                          costs (bench/data_benchmark.cc) and the image
+#                          pipeline vs tf.data, the DataLoader and the queue
+#                          pipeline (bench/data_suite.sh, bench/py_data_bench.py,
+#                          bench/py_data_image_bench.py, bench/report_data.py),
+#                          and the global shuffle over record files vs a
+#                          sequential read (bench/global_shuffle_bench.py).
 #
 # Environment:
 #   REPS=3          repetitions of each C++ benchmark and Python measurement

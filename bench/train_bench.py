@@ -12,7 +12,7 @@ input pipeline as examples/image_pipeline.cc, over the same files, in
              thread count.
   torch      PyTorch's DataLoader over the ImageFolder tree of the same
              JPEGs (jpeg/<label>/<id>.jpg), num_workers = threads,
-             persistent_workers, batch 32, shuffle. torchvision is not
+             persistent_workers (when there are workers), batch 32, shuffle. torchvision is not
              installed, so its transforms are written out here as torchvision
              implements them on PIL images: RandomResizedCrop(224) (get_params'
              sampling; PIL crop + bilinear resize, which filters like
@@ -39,6 +39,23 @@ MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
 
 
+def tf_random_resized_crop(tf, encoded, size):
+    """The TF peers' augmentation of one JPEG string: a float32 [3, size, size] crop (also
+    bench/py_data_image_bench.py's tf.data peer)."""
+    shape = tf.image.extract_jpeg_shape(encoded)
+    begin, box_size, _ = tf.image.sample_distorted_bounding_box(
+        shape, tf.zeros([0, 0, 4]), min_object_covered=0.0, aspect_ratio_range=(3 / 4, 4 / 3),
+        area_range=(0.08, 1.0), max_attempts=10, use_image_if_no_bounding_boxes=True)
+    window = tf.stack([begin[0], begin[1], box_size[0], box_size[1]])
+    img = tf.image.decode_and_crop_jpeg(encoded, window, channels=3)
+    img = tf.compat.v1.image.resize_bilinear(img[None], [size, size])[0]
+    img = tf.image.random_flip_left_right(img)
+    img = (img / 255.0 - tf.constant(MEAN)) / tf.constant(STD)
+    img = tf.transpose(img, [2, 0, 1])
+    img.set_shape([3, size, size])
+    return img
+
+
 def tf_queue(files, threads, epochs, batch, size):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf  # noqa: PLC0415
@@ -53,18 +70,7 @@ def tf_queue(files, threads, epochs, batch, size):
         for _ in range(threads):
             _, value = v1.TFRecordReader().read(filenames)
             ex = v1.parse_single_example(value, features)
-            shape = tf.image.extract_jpeg_shape(ex["image"])
-            begin, box_size, _ = tf.image.sample_distorted_bounding_box(
-                shape, tf.zeros([0, 0, 4]), min_object_covered=0.0, aspect_ratio_range=(3 / 4, 4 / 3),
-                area_range=(0.08, 1.0), max_attempts=10, use_image_if_no_bounding_boxes=True)
-            window = tf.stack([begin[0], begin[1], box_size[0], box_size[1]])
-            img = tf.image.decode_and_crop_jpeg(ex["image"], window, channels=3)
-            img = v1.image.resize_bilinear(img[None], [size, size])[0]
-            img = tf.image.random_flip_left_right(img)
-            img = (img / 255.0 - tf.constant(MEAN)) / tf.constant(STD)
-            img = tf.transpose(img, [2, 0, 1])
-            img.set_shape([3, size, size])
-            examples.append([img, ex["label"], ex["id"]])
+            examples.append([tf_random_resized_crop(tf, ex["image"], size), ex["label"], ex["id"]])
         images, _, _ = v1.train.shuffle_batch_join(examples, batch_size=batch, capacity=4 * batch + 64,
                                                    min_after_dequeue=2 * batch, seed=3)
         init = [v1.global_variables_initializer(), v1.local_variables_initializer()]
@@ -142,7 +148,7 @@ def torch_dataloader(jpeg_root, threads, epochs, batch, size):
     from torch.utils.data import DataLoader  # noqa: PLC0415
     torch.set_num_threads(1)
     loader = DataLoader(_ImageFolderTrain(jpeg_root, size), batch_size=batch, shuffle=True, num_workers=threads,
-                        persistent_workers=True, drop_last=True)
+                        persistent_workers=threads > 0, drop_last=True)
     for _ in loader:  # warm-up epoch: starts the workers
         pass
     n = 0

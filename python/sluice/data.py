@@ -48,6 +48,7 @@ import numpy as np
 from sluice import _core
 from sluice import dtypes as _dtypes
 from sluice import errors  # noqa: F401  (the exceptions iteration raises)
+from sluice import _data_sources
 from sluice.queue import _get_seed, _to_component
 from sluice.sparse_tensor import SparseTensor
 
@@ -369,8 +370,8 @@ class DatasetV2:
     def from_tensor_slices(tensors, name=None):
         """The slices of `tensors` (a value, tuple or dict of values) along their first dimension."""
         structure = _structure_of(tensors)
-        if structure is _SPARSE or (isinstance(structure, (dict, tuple)) and _SPARSE in _leaves(structure)):
-            raise NotImplementedError("from_tensor_slices of a SparseTensor")
+        if _SPARSE in _leaves(structure):
+            return _data_sources.from_tensor_slices(tensors, structure)
         values, enums = _components(tensors, structure)
         for v in values:
             if np.ndim(v) == 0:
@@ -523,7 +524,8 @@ class DatasetV2:
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
         """batch_size consecutive elements stacked (the last batch smaller unless drop_remainder)."""
-        _reject_sparse(self._structure, "batch")
+        if _SPARSE in _leaves(self._structure):
+            return _data_sources.batch(self, batch_size, drop_remainder)
         return Dataset(_d.batch(self._core, _int(batch_size, "batch_size"), bool(drop_remainder)), self._structure)
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False, name=None):
@@ -548,6 +550,8 @@ class DatasetV2:
 
     def unbatch(self, name=None):
         """Each element split along its first dimension."""
+        if _SPARSE in _leaves(self._structure):
+            return _data_sources.unbatch(self)
         return Dataset(_d.unbatch(self._core), self._structure)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
@@ -630,9 +634,11 @@ class DatasetV2:
         return self.interleave(map_func, cycle_length=1, block_length=1)
 
     def cache(self, filename="", name=None):
-        """Elements kept in memory by the first complete pass and replayed after it."""
+        """Elements kept by the first complete pass and replayed after it: in memory, or with
+        `filename` in that file (written under a temporary name renamed at the end; a second pass
+        writing it at the same time raises AlreadyExistsError; a corrupt file DataLossError)."""
         if filename:
-            raise NotImplementedError("sluice.data: cache(filename) is not implemented yet; use cache()")
+            return Dataset(_d.cache_file(self._core, os.fspath(filename)), self._structure)
         return Dataset(_d.cache(self._core), self._structure)
 
     # -- windows, scans, grouping (window, scan, take_while, unique, ignore_errors, rebatch,
@@ -711,6 +717,26 @@ class DatasetV2:
         """Accepted for compatibility; sluice has no dataset options yet."""
         return self
 
+    # -- sources: list_files, sampling (sluice/_data_sources.py)
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None, name=None):
+        return _data_sources.list_files(file_pattern, shuffle, seed, name)
+
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None):
+        return _data_sources.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset,
+                                                  rerandomize_each_iteration)
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+        return _data_sources.choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
+
+    list_files.__doc__ = _data_sources.list_files.__doc__
+    sample_from_datasets.__doc__ = _data_sources.sample_from_datasets.__doc__
+    choose_from_datasets.__doc__ = _data_sources.choose_from_datasets.__doc__
+
     # -- TF 1
 
     def make_one_shot_iterator(self):
@@ -761,8 +787,10 @@ def _broadcast(structure, value, is_shape=False):
 
 
 def _first_components(dataset):
-    """The first element's flat components (list of numpy), or None for an empty dataset."""
-    it = dataset._core.make_iterator()
+    """The first element's flat components (list of numpy), or None for an empty dataset.
+
+    A probe pass: a source that consumes shared input (from_queue) gives a zero element instead."""
+    it = dataset._core.make_probe_iterator()
     try:
         return it.next()
     finally:
@@ -890,6 +918,16 @@ def _compression(compression_type):
     return compression_type.decode() if isinstance(compression_type, bytes) else str(compression_type)
 
 
+def _reader_of(kind, filenames, compression_type, buffer_size, num_parallel_reads, record_bytes=1,
+               header_bytes=None, footer_bytes=None):
+    """A reader over a dataset of file names: each file opened as the dataset yields it (TF's flat_map)."""
+    return _d.reader_of(kind, filenames._core, _compression(compression_type),
+                        0 if buffer_size is None else _int(buffer_size, "buffer_size"),
+                        _opt_int(num_parallel_reads, "num_parallel_reads"), _int(record_bytes, "record_bytes"),
+                        0 if header_bytes is None else _int(header_bytes, "header_bytes"),
+                        0 if footer_bytes is None else _int(footer_bytes, "footer_bytes"))
+
+
 class TFRecordDataset(DatasetV2):
     """The records of TFRecord files (``tf.data.TFRecordDataset``), one string scalar each.
 
@@ -899,6 +937,9 @@ class TFRecordDataset(DatasetV2):
     """
 
     def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+        if isinstance(filenames, DatasetV2):
+            return super().__init__(_reader_of("tfrecord", filenames, compression_type, buffer_size,
+                                               num_parallel_reads), _LEAF)
         core = _d.tfrecord(_filenames(filenames), _compression(compression_type),
                            0 if buffer_size is None else _int(buffer_size, "buffer_size"),
                            _opt_int(num_parallel_reads, "num_parallel_reads"))
@@ -909,6 +950,9 @@ class TextLineDataset(DatasetV2):
     """The lines of text files (``tf.data.TextLineDataset``), without line endings."""
 
     def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+        if isinstance(filenames, DatasetV2):
+            return super().__init__(_reader_of("text_line", filenames, compression_type, buffer_size,
+                                               num_parallel_reads), _LEAF)
         core = _d.text_line(_filenames(filenames), _compression(compression_type),
                             0 if buffer_size is None else _int(buffer_size, "buffer_size"),
                             _opt_int(num_parallel_reads, "num_parallel_reads"))
@@ -920,6 +964,9 @@ class FixedLengthRecordDataset(DatasetV2):
 
     def __init__(self, filenames, record_bytes, header_bytes=None, footer_bytes=None, buffer_size=None,
                  compression_type=None, num_parallel_reads=None, name=None):
+        if isinstance(filenames, DatasetV2):
+            return super().__init__(_reader_of("fixed_length", filenames, compression_type, buffer_size,
+                                               num_parallel_reads, record_bytes, header_bytes, footer_bytes), _LEAF)
         core = _d.fixed_length(_filenames(filenames), _int(record_bytes, "record_bytes"),
                                0 if header_bytes is None else _int(header_bytes, "header_bytes"),
                                0 if footer_bytes is None else _int(footer_bytes, "footer_bytes"),
@@ -1074,6 +1121,19 @@ class _Experimental:
             return dataset.map(map_func, num_parallel_calls=num_parallel_calls).batch(
                 batch_size, drop_remainder=drop_remainder)
         return apply
+
+    # -- sources (sluice/_data_sources.py)
+    CsvDataset = _data_sources.CsvDataset
+    make_csv_dataset = staticmethod(_data_sources.make_csv_dataset)
+    sample_from_datasets = staticmethod(_data_sources.sample_from_datasets)
+    choose_from_datasets = staticmethod(_data_sources.choose_from_datasets)
+    # -- frameworks: the queue bridge (sluice._data_frameworks)
+
+    @staticmethod
+    def from_queue(queue):
+        """A Dataset dequeuing from a sluice queue until it is closed and empty (see sluice._data_frameworks)."""
+        from sluice import _data_frameworks
+        return _data_frameworks.from_queue(queue)
 
 
 experimental = _Experimental()

@@ -34,6 +34,9 @@ class ReaderBase;
 namespace sluice::ops {
 class ExampleParser;
 }  // namespace sluice::ops
+namespace sluice::train {
+class QueueRunner;
+}  // namespace sluice::train
 
 namespace sluice::python {
 
@@ -223,6 +226,9 @@ Element PythonToElement(nb::handle values, const std::vector<DType>& dtypes);
 struct QueueHandle {
   std::shared_ptr<queue::Queue> queue;
 };
+
+// A _core.QueueRunner (bind_train.cc) owning `runner`. REQUIRES: the GIL.
+nb::object WrapQueueRunner(std::shared_ptr<train::QueueRunner> runner);
 
 // The C++ objects behind Python objects of other binding files, for the
 // native producers of bind_pipeline.cc. TypeError (nb::cast) for an object of

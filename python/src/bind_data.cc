@@ -6,8 +6,9 @@
 //   _core.data.map_py/...     Python functions as map, filter and interleave functions
 //   _core.data.map_parse_example/...  the native map functions of map_ops.h
 //
-// Threads: next() runs GetNext without the GIL. Python functions run on the
-// iterator's worker threads (or the consumer's, for a sequential map), each
+// Threads: next() runs GetNext without the GIL, its waits answering Ctrl-C
+// (bind_data_pass.h). Python functions run on the iterator's worker threads
+// (or the consumer's, for a sequential map), each
 // call taking the GIL; an exception becomes the element's error status (an
 // OpError keeps its code, anything else is Unknown) and so reaches the
 // caller at that element. Closing an iterator releases the GIL, then cancels
@@ -35,6 +36,7 @@
 
 #include "bind_common.h"
 #include "bind_data.h"
+#include "bind_data_pass.h"
 #include "sluice/core/mutex.h"
 #include "sluice/data/datasets.h"
 #include "sluice/data/map_ops.h"
@@ -80,7 +82,7 @@ void CloseAllIterators() {
 
 }  // namespace
 
-DataIteratorHandle::DataIteratorHandle(std::unique_ptr<data::IteratorBase> iterator) : it(std::move(iterator)) {
+DataIteratorHandle::DataIteratorHandle(std::unique_ptr<DataPass> pass) : it(std::move(pass)) {
   MutexLock lock(&g_iterators_mu);
   g_iterators.insert(this);
 }
@@ -197,61 +199,25 @@ DataDatasetHandle MapNative(const DataDatasetHandle& in, Result<data::NativeMap>
   return Wrap(data::MapWithIndex(in.ds, std::move(m.fn), std::move(m.spec), MapOptionsOf(npc, deterministic)));
 }
 
-// Dataset.from_generator: make() (Python, with the GIL) returns a step
-// callable per iterator; each step() returns (values, dtypes), or None at the
-// end. Unknown cardinality.
-class PyGeneratorDataset : public data::DatasetBase {
- public:
-  PyGeneratorDataset(std::shared_ptr<DataPyFn> make, data::ElementSpec spec)
-      : DatasetBase(std::move(spec)), make_(std::move(make)) {}
-  int64_t cardinality() const override { return data::kUnknownCardinality; }
-  std::string DebugName() const override { return "FlatMap(Generator)"; }
-  std::unique_ptr<data::IteratorBase> MakeIteratorInternal(const data::IteratorContext&) const override {
-    return std::make_unique<Iterator>(std::static_pointer_cast<const PyGeneratorDataset>(shared_from_this()));
-  }
-
- private:
-  class Iterator : public data::IteratorBase {
-   public:
-    explicit Iterator(std::shared_ptr<const PyGeneratorDataset> d) : dataset_(std::move(d)) {}
-    Status GetNext(Element* out, bool* end_of_sequence) override {
-      if (done_) {
-        *end_of_sequence = true;
-        return Status();
-      }
-      if (!step_) {
-        Result<std::shared_ptr<DataPyFn>> step = CallPython<std::shared_ptr<DataPyFn>>(
-            *dataset_->make_, Element{},
-            [](nb::handle r) -> Result<std::shared_ptr<DataPyFn>> { return std::make_shared<DataPyFn>(r); });
-        if (!step.ok()) return step.status();
-        step_ = std::move(*step);
-      }
-      Result<std::optional<Element>> next = CallPython<std::optional<Element>>(
-          *step_, Element{}, [](nb::handle r) -> Result<std::optional<Element>> {
-            if (r.is_none()) return std::optional<Element>();
-            Result<Element> e = ElementFromPython(r);
-            if (!e.ok()) return e.status();
-            return std::optional<Element>(std::move(*e));
-          });
-      if (!next.ok()) return next.status();
-      if (!next->has_value()) {
-        done_ = true;
-        *end_of_sequence = true;
-        return Status();
-      }
-      *out = std::move(**next);
-      *end_of_sequence = false;
-      return Status();
-    }
-
-   private:
-    const std::shared_ptr<const PyGeneratorDataset> dataset_;
-    std::shared_ptr<DataPyFn> step_;
-    bool done_ = false;
+// Dataset.from_generator on data::FromGenerator: make() (Python, with the
+// GIL) returns a step callable per iterator; each step() returns (values,
+// dtypes), or None at the end. Unknown cardinality.
+Result<DatasetPtr> PyFromGenerator(std::shared_ptr<DataPyFn> make, data::ElementSpec spec) {
+  data::GeneratorFactory factory = [make]() -> Result<data::GeneratorFn> {
+    Result<std::shared_ptr<DataPyFn>> step = CallPython<std::shared_ptr<DataPyFn>>(
+        *make, Element{}, [](nb::handle r) -> Result<std::shared_ptr<DataPyFn>> { return std::make_shared<DataPyFn>(r); });
+    if (!step.ok()) return step.status();
+    return data::GeneratorFn([step = std::move(*step)]() {
+      return CallPython<std::optional<Element>>(*step, Element{}, [](nb::handle r) -> Result<std::optional<Element>> {
+        if (r.is_none()) return std::optional<Element>();
+        Result<Element> e = ElementFromPython(r);
+        if (!e.ok()) return e.status();
+        return std::optional<Element>(std::move(*e));
+      });
+    });
   };
-
-  const std::shared_ptr<DataPyFn> make_;
-};
+  return data::FromGenerator(std::move(factory), std::move(spec));
+}
 
 void BindSources(nb::module_& d) {
   d.def("range", [](int64_t start, int64_t stop, int64_t step, int dtype) {
@@ -265,8 +231,7 @@ void BindSources(nb::module_& d) {
   });
   d.def("from_generator", [](nb::handle make, const std::vector<int>& dtypes,
                              const std::vector<std::optional<std::vector<int64_t>>>& shapes) {
-    return DataDatasetHandle{std::make_shared<PyGeneratorDataset>(std::make_shared<DataPyFn>(make),
-                                                                 SpecOf(dtypes, shapes, {}))};
+    return Wrap(PyFromGenerator(std::make_shared<DataPyFn>(make), SpecOf(dtypes, shapes, {})));
   });
   d.def("tfrecord", [](std::vector<std::string> files, const std::string& compression, int64_t buffer_size,
                        nb::handle npr_obj) {
@@ -387,19 +352,17 @@ void BindData(nb::module_& m) {
       .def("element_spec", [](const DataDatasetHandle& h) { return SpecToPython(h.ds->element_spec()); })
       .def("cardinality", [](const DataDatasetHandle& h) { return h.ds->cardinality(); })
       .def("debug_name", [](const DataDatasetHandle& h) { return h.ds->DebugName(); })
-      .def("make_iterator", [](const DataDatasetHandle& h) { return new DataIteratorHandle(h.ds->MakeIterator()); },
-           nb::rv_policy::take_ownership);
+      .def("make_iterator", [](const DataDatasetHandle& h) { return new DataIteratorHandle(std::make_unique<DataPass>(h.ds)); },
+           nb::rv_policy::take_ownership)
+      .def("make_probe_iterator",
+           [](const DataDatasetHandle& h) { return new DataIteratorHandle(std::make_unique<DataPass>(h.ds, true)); },
+           nb::rv_policy::take_ownership, "A probe pass (IteratorContext::probe): for tracing a map function.");
   nb::class_<DataIteratorHandle>(d, "Iterator", "One pass over a dataset. One thread at a time.")
       .def("next", [](DataIteratorHandle& h) -> nb::object {
         if (!h.it) throw nb::value_error("the iterator is closed");
         Element e;
         bool end = false;
-        Status s;
-        {
-          GilRelease release;
-          s = h.it->GetNext(&e, &end);
-        }
-        ThrowIfError(s);
+        ThrowIfError(h.it->Next(&e, &end));  // releases the GIL; Ctrl-C raises KeyboardInterrupt
         if (end) return nb::none();
         return ElementToPython(std::move(e));
       })
@@ -413,6 +376,8 @@ void BindData(nb::module_& m) {
   BindPythonFunctions(d);
   BindNativeMaps(d);
   BindDataXforms(d);
+  BindDataSources(d);
+  BindDataFrameworks(d);
   BindDataGlobalShuffle(d);
 }
 

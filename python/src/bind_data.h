@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bind_common.h"
+#include "bind_data_pass.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::python {
@@ -29,14 +30,14 @@ struct DataDatasetHandle {
 // joins worker threads that may be waiting for it. The atexit hook closes
 // the live ones.
 struct DataIteratorHandle {
-  explicit DataIteratorHandle(std::unique_ptr<data::IteratorBase> iterator);
+  explicit DataIteratorHandle(std::unique_ptr<DataPass> pass);
   DataIteratorHandle(const DataIteratorHandle&) = delete;
   DataIteratorHandle& operator=(const DataIteratorHandle&) = delete;
   ~DataIteratorHandle();
   // REQUIRES: the GIL is held.
   void Close();
 
-  std::unique_ptr<data::IteratorBase> it;
+  std::unique_ptr<DataPass> it;
 };
 
 // True once the interpreter is finalizing (or gone).
@@ -80,6 +81,11 @@ Result<R> WithGil(Call call) {
     try {
       return call();
     } catch (nb::python_error& err) {
+      if (err.matches(PyExc_KeyboardInterrupt) && OnMainThread()) {
+        // Ctrl-C while the function ran on the caller's thread: next() raises it.
+        StashInterrupt(std::move(err));
+        return errors::Cancelled("interrupted by a Python signal handler");
+      }
       Status s = StatusOfPythonError(err);
       err.restore();
       PyErr_Clear();
@@ -116,6 +122,11 @@ DataDatasetHandle Wrap(Result<data::DatasetPtr> r);
 // The bindings of window, scan, take_while, unique, ignore_errors, rebatch
 // and group_by_window (bind_data_xforms.cc).
 void BindDataXforms(nb::module_& d);
+// list_files, the readers over name datasets, CsvDataset, cache(filename),
+// choose/sample_from_datasets and sparse batching (bind_data_sources.cc).
+void BindDataSources(nb::module_& d);
+// The queue bridge and C++ generators (bind_data_frameworks.cc).
+void BindDataFrameworks(nb::module_& d);
 // from_record_files and the global shuffle (bind_data_global_shuffle.cc).
 void BindDataGlobalShuffle(nb::module_& d);
 

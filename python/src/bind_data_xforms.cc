@@ -45,12 +45,7 @@ void BindWindow(nb::module_& d) {
     if (!h.it) throw nb::value_error("the iterator is closed");
     Element e;
     bool end = false;
-    Status s;
-    {
-      GilRelease release;
-      s = h.it->GetNext(&e, &end);
-    }
-    ThrowIfError(s);
+    ThrowIfError(h.it->Next(&e, &end));  // releases the GIL; Ctrl-C raises KeyboardInterrupt
     if (end) return nb::none();
     return WindowToPython(e, windows.ds->element_spec());
   });

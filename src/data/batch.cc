@@ -2,6 +2,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/bulk_copy.h"
 #include "data/dataset_util.h"
 #include "sluice/data/datasets.h"
 
@@ -58,6 +59,81 @@ Status StackBatch(std::vector<Element>& batch, Element* out) {
   return Status();
 }
 
+// True if batching may copy each element of this shape into the batch as it
+// arrives: numbers (not strings) that fill a buffer of their own. A slice of
+// a larger buffer goes through StackBatch instead, which returns adjacent
+// slices of one buffer (an unbatched batch) without copying.
+bool CanCopyAsItArrives(const Element& e) {
+  for (const Tensor& t : e) {
+    const TensorBuffer* b = t.buffer();
+    if (t.dtype() == DType::kString || b == nullptr || b->data() != t.raw_data() || b->size() != t.TotalBytes()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The first element's signature, kept for the checks of the others (without
+// keeping its buffers).
+struct FirstElement {
+  std::vector<DType> dtypes;
+  std::vector<TensorShape> shapes;
+};
+
+// The error StackBatch gives when element i differs from the first, or OK.
+Status CheckLikeFirst(const FirstElement& first, const Element& e, size_t i) {
+  if (e.size() != first.shapes.size()) {
+    return InvalidArgument("elements of a batch have different numbers of components");
+  }
+  for (size_t c = 0; c < e.size(); ++c) {
+    if (e[c].shape() != first.shapes[c]) {
+      return InvalidArgument("Cannot batch tensors with different shapes in component " + std::to_string(c) +
+                             ". First element had shape " + first.shapes[c].DebugString() + " and element " +
+                             std::to_string(i) + " had shape " + e[c].shape().DebugString() + ".");
+    }
+    if (e[c].dtype() != first.dtypes[c]) {
+      return InvalidArgument("Cannot stack part " + std::to_string(i) + " of " + std::string(DTypeName(e[c].dtype())) +
+                             " " + e[c].shape().DebugString() + " with parts of " +
+                             std::string(DTypeName(first.dtypes[c])) + " " + first.shapes[c].DebugString());
+    }
+  }
+  return Status();
+}
+
+// Reads a batch whose first element is `e` (CanCopyAsItArrives), copying
+// each element into the batch as it arrives and dropping it at once, so that
+// a batch of large elements (decoded images) holds each of them only for
+// its copy and their blocks serve the elements that follow. A short last
+// batch is a view of its first rows.
+Status ReadBatchCopying(IteratorBase* input, int64_t batch_size, bool drop_remainder, Element e, Element* out,
+                        bool* end_of_sequence) {
+  FirstElement first;
+  std::vector<Tensor> parts;
+  for (const Tensor& t : e) {
+    first.dtypes.push_back(t.dtype());
+    first.shapes.push_back(t.shape());
+    parts.emplace_back(t.dtype(), t.shape().WithFirstDim(batch_size));
+  }
+  int64_t n = 0;
+  bool end = false;
+  while (true) {
+    if (n > 0) SLUICE_RETURN_IF_ERROR(CheckLikeFirst(first, e, static_cast<size_t>(n)));
+    for (size_t c = 0; c < e.size(); ++c) {
+      const size_t bytes = e[c].TotalBytes();
+      internal::BulkCopy(static_cast<char*>(parts[c].raw_data()) + static_cast<size_t>(n) * bytes, e[c].raw_data(),
+                         bytes);
+    }
+    e.clear();
+    if (++n == batch_size) break;
+    SLUICE_RETURN_IF_ERROR(input->GetNext(&e, &end));
+    if (end) break;
+  }
+  *end_of_sequence = drop_remainder && n < batch_size;
+  if (*end_of_sequence) return Status();
+  for (Tensor& t : parts) out->push_back(n < batch_size ? t.Slice(0, n) : std::move(t));
+  return Status();
+}
+
 class BatchDataset : public DatasetBase {
  public:
   BatchDataset(DatasetPtr input, int64_t batch_size, bool drop_remainder)
@@ -80,8 +156,18 @@ class BatchDataset : public DatasetBase {
     Iterator(const BatchDataset* d, const IteratorContext& ctx)
         : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
-      SLUICE_RETURN_IF_ERROR(
-          ReadBatch(input_.get(), dataset_->batch_size_, dataset_->drop_remainder_, &batch_, end_of_sequence));
+      Element first;
+      SLUICE_RETURN_IF_ERROR(input_->GetNext(&first, end_of_sequence));
+      if (*end_of_sequence) return Status();
+      out->clear();  // a caller that drops its last batch lets its memory serve this one
+      if (CanCopyAsItArrives(first)) {
+        return ReadBatchCopying(input_.get(), dataset_->batch_size_, dataset_->drop_remainder_, std::move(first), out,
+                                end_of_sequence);
+      }
+      SLUICE_RETURN_IF_ERROR(ReadBatch(input_.get(), dataset_->batch_size_ - 1, /*drop_remainder=*/false, &batch_,
+                                       end_of_sequence));
+      batch_.insert(batch_.begin(), std::move(first));
+      *end_of_sequence = dataset_->drop_remainder_ && static_cast<int64_t>(batch_.size()) < dataset_->batch_size_;
       if (*end_of_sequence) return Status();
       return StackBatch(batch_, out);
     }

@@ -29,6 +29,7 @@ class RootIterator : public IteratorBase {
   }
 
   int64_t skipped_errors() const override { return skipped_errors_->load(std::memory_order_relaxed); }
+  const ElementOrigin* origin() const override { return inner_->origin(); }
 
  private:
   std::shared_ptr<CancellationManager> cm_;
@@ -52,11 +53,19 @@ std::string ElementSpec::DebugString() const {
   return s + ")";
 }
 
-std::unique_ptr<IteratorBase> DatasetBase::MakeIterator() const {
-  IteratorContext ctx{std::make_shared<CancellationManager>(), std::make_shared<std::atomic<int64_t>>(0)};
-  std::unique_ptr<IteratorBase> inner = MakeIteratorInternal(ctx);
+namespace {
+
+std::unique_ptr<IteratorBase> MakeRootIterator(const DatasetBase& dataset, bool probe) {
+  IteratorContext ctx{std::make_shared<CancellationManager>(), std::make_shared<std::atomic<int64_t>>(0), probe};
+  std::unique_ptr<IteratorBase> inner = dataset.MakeIteratorInternal(ctx);
   return std::make_unique<RootIterator>(ctx, std::move(inner));
 }
+
+}  // namespace
+
+std::unique_ptr<IteratorBase> DatasetBase::MakeIterator() const { return MakeRootIterator(*this, false); }
+
+std::unique_ptr<IteratorBase> DatasetBase::MakeProbeIterator() const { return MakeRootIterator(*this, true); }
 
 CancelRegistration::CancelRegistration(const IteratorContext& ctx, std::function<void()> on_cancel)
     : cm_(ctx.cancellation) {

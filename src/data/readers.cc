@@ -163,6 +163,8 @@ class FilesDataset : public DatasetBase {
             return r.status();
           }
           reader_ = std::move(*r);
+          origin_.file = std::make_shared<const std::string>(d.filenames_[next_file_]);
+          origin_.record = -1;
           ++next_file_;
         }
         std::string_view record;
@@ -178,15 +180,19 @@ class FilesDataset : public DatasetBase {
         if (!end) {
           *end_of_sequence = false;
           *out = Element{Tensor::String(record)};
+          ++origin_.record;
           return Status();
         }
         reader_.reset();
       }
     }
 
+    const ElementOrigin* origin() const override { return origin_.file ? &origin_ : nullptr; }
+
    private:
     size_t next_file_ = 0;
     std::unique_ptr<FileReader> reader_;
+    ElementOrigin origin_;  // of the last record returned
   };
 
   const std::vector<std::string> filenames_;
