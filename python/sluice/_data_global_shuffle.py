@@ -39,22 +39,26 @@ class RecordFilesIterator(_data.Iterator):
 
     def __init__(self, dataset):
         self._dataset = dataset
-        self._it = _d.make_record_files_iterator(dataset._core)
-        self._read = _d.Iterator.next
+        self._it = _d.RecordFilesIterator(dataset._core)
+        self._read = _d.RecordFilesIterator.next
         self._pack = _data._packer(dataset._structure)
 
     @property
     def initializer(self):
         def initialize():
             self._it.close()
-            self._it = _d.make_record_files_iterator(self._dataset._core)
+            self._it = _d.RecordFilesIterator(self._dataset._core)
         return initialize
+
+    @property
+    def skipped_errors(self):
+        return 0
 
     @property
     def position(self):
         """(seed, epoch, records handed out (or failed on) this epoch); seed and epoch are 0
         without a global shuffle."""
-        return _d.record_files_position(self._it)
+        return self._it.position()
 
 
 class RecordFilesDataset(_data.DatasetV2):

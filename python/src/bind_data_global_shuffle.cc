@@ -3,8 +3,8 @@
 //
 //   from_record_files(...)            a Dataset handle
 //   global_shuffle(ds, seed, reshuffle)  its records in a global shuffle
-//   make_record_files_iterator(ds)    an Iterator handle that can tell its position
-//   record_files_position(iterator)   (seed, epoch, position) of such an iterator
+//   RecordFilesIterator(ds)           one pass: next(), position() (seed, epoch,
+//                                     position), close()
 //
 // Building the dataset loads or builds the indexes: it runs without the GIL.
 #include <nanobind/nanobind.h>
@@ -12,6 +12,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <memory>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -21,6 +22,10 @@
 
 namespace sluice::python {
 namespace {
+
+struct RecordFilesIteratorHandle {
+  std::unique_ptr<data::RecordFilesIterator> it;
+};
 
 data::RecordIndexPolicy IndexPolicy(const std::string& name) {
   if (name == "auto") return data::RecordIndexPolicy::kLoadOrBuild;
@@ -52,17 +57,33 @@ void BindDataGlobalShuffle(nb::module_& d) {
   d.def("global_shuffle", [](const DataDatasetHandle& h, uint64_t seed, bool reshuffle) {
     return Wrap(data::GlobalShuffle(h.ds, data::GlobalShuffleOptions{seed, reshuffle}));
   }, nb::arg("dataset"), nb::arg("seed"), nb::arg("reshuffle_each_iteration"));
-  d.def("make_record_files_iterator", [](const DataDatasetHandle& h) {
-    std::unique_ptr<data::RecordFilesIterator> it = data::MakeRecordFilesIterator(h.ds);
-    if (!it) throw nb::type_error("not a dataset of from_record_files");
-    return new DataIteratorHandle(std::move(it));
-  }, nb::rv_policy::take_ownership);
-  d.def("record_files_position", [](const DataIteratorHandle& h) {
-    const auto* it = dynamic_cast<const data::RecordFilesIterator*>(h.it.get());
-    if (it == nullptr) throw nb::type_error("not an iterator of make_record_files_iterator (or closed)");
-    data::GlobalShufflePosition p = it->position();
-    return std::make_tuple(p.seed, p.epoch, p.position);
-  });
+  // No threads and no waits on other threads: a plain handle, not a DataPass.
+  nb::class_<RecordFilesIteratorHandle>(d, "RecordFilesIterator",
+                                        "One pass over a from_record_files dataset. One thread at a time.")
+      .def("__init__", [](RecordFilesIteratorHandle* self, const DataDatasetHandle& h) {
+        std::unique_ptr<data::RecordFilesIterator> it = data::MakeRecordFilesIterator(h.ds);
+        if (!it) throw nb::type_error("not a dataset of from_record_files");
+        new (self) RecordFilesIteratorHandle{std::move(it)};
+      })
+      .def("next", [](RecordFilesIteratorHandle& h) -> nb::object {
+        if (!h.it) throw nb::value_error("the iterator is closed");
+        Element e;
+        bool end = false;
+        Status s;
+        {
+          GilRelease release;
+          s = h.it->GetNext(&e, &end);
+        }
+        ThrowIfError(s);
+        if (end) return nb::none();
+        return ElementToPython(std::move(e));
+      })
+      .def("position", [](const RecordFilesIteratorHandle& h) {
+        if (!h.it) throw nb::value_error("the iterator is closed");
+        data::GlobalShufflePosition p = h.it->position();
+        return std::make_tuple(p.seed, p.epoch, p.position);
+      })
+      .def("close", [](RecordFilesIteratorHandle& h) { h.it.reset(); });
 }
 
 }  // namespace sluice::python
