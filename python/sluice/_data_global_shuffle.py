@@ -17,9 +17,9 @@ global shuffle, a fresh uniform permutation of every record of all files each ep
   order). ``seed=None`` draws a random seed when the dataset is made.
 * Records are read ahead in batches (the next ``read_ahead_records`` positions, at most
   ``read_ahead_bytes``), grouped by file and sorted by offset, through read-only memory mappings
-  of the files, kept while the dataset lives (no system call per record; a file truncated
-  meanwhile kills the process with SIGBUS when read, as with any mapping); ``use_mmap=False`` reads with pread instead, nearby
-  records in one read.
+  of the files, kept while the dataset lives (no system call per record; the file size is checked
+  per batch, so records lost to a truncation meanwhile raise DataLossError); ``use_mmap=False``
+  reads with pread instead, nearby records in one read.
 * Compressed files cannot be read at an offset: a ``compression_type`` raises InvalidArgumentError.
 * A corrupt record raises DataLossError naming the file, record and offset at its position in
   the order; iterating on goes on with the next record.

@@ -42,32 +42,46 @@ constexpr int64_t kDefaultReadAheadBytes = 1 << 20;
 constexpr uint64_t kJoinGap = 4096;
 
 // A read-only shared mapping of a whole file; empty if the file is empty or
-// cannot be mapped (the caller then reads with pread).
+// cannot be mapped (the caller then reads with pread). The descriptor stays
+// open so that LiveSize() can tell a file truncated under the mapping, whose
+// lost pages would raise SIGBUS if touched.
 class MappedFile {
  public:
   explicit MappedFile(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) return;
     struct stat st;
-    if (::fstat(fd, &st) == 0 && st.st_size > 0) {
-      void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+    if (::fstat(fd_, &st) == 0 && st.st_size > 0) {
+      void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd_, 0);
       if (p != MAP_FAILED) {
         data_ = static_cast<const char*>(p);
         size_ = static_cast<size_t>(st.st_size);
+        return;
       }
     }
-    ::close(fd);
+    ::close(fd_);
+    fd_ = -1;
   }
   ~MappedFile() {
     if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
+    if (fd_ >= 0) ::close(fd_);
   }
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
   bool ok() const { return data_ != nullptr; }
-  std::string_view bytes() const { return {data_, size_}; }
+  // The whole mapping, for prefetching only.
+  std::string_view mapped_bytes() const { return {data_, size_}; }
+  // The mapped bytes that the file still holds now (all of them unless it
+  // was truncated since it was mapped). Thread-safe.
+  std::string_view live_bytes() const {
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) return {};
+    return {data_, std::min(size_, static_cast<size_t>(std::max<off_t>(st.st_size, 0)))};
+  }
 
  private:
+  int fd_ = -1;
   const char* data_ = nullptr;
   size_t size_ = 0;
 };
@@ -219,7 +233,8 @@ class RecordFilesDataset : public DatasetBase {
         w.offset = d.indexes_[w.file].offset(w.record);
         if (const MappedFile* map = Mapped(w.file)) {
           // The header, and the footer (where a small record ends).
-          const std::string_view file = map->bytes();
+          // (A prefetch never faults, even past a truncation.)
+          const std::string_view file = map->mapped_bytes();
           __builtin_prefetch(file.data() + std::min<uint64_t>(w.offset, file.size() - 1));
           __builtin_prefetch(file.data() + std::min<uint64_t>(w.offset + FrameSize(w.length) - 1, file.size() - 1));
         }
@@ -231,9 +246,15 @@ class RecordFilesDataset : public DatasetBase {
                 [](const Want& a, const Want& b) { return a.file != b.file ? a.file < b.file : a.offset < b.offset; });
       for (size_t i = 0; i < wants.size();) {
         if (const MappedFile* map = Mapped(wants[i].file)) {
-          const Want& w = wants[i++];
-          Slot& slot = slots_[w.slot];
-          slot.status = Parse(d.files_[w.file], w, map->bytes(), w.offset, &slot.element);
+          // One size check per file and batch: a record past a truncation
+          // is a DataLoss, never a touch of an unbacked page.
+          const std::string_view file = map->live_bytes();
+          const size_t f = wants[i].file;
+          for (; i < wants.size() && wants[i].file == f; ++i) {
+            const Want& w = wants[i];
+            Slot& slot = slots_[w.slot];
+            slot.status = Parse(d.files_[w.file], w, file, w.offset, &slot.element);
+          }
           continue;
         }
         size_t j = i + 1;

@@ -439,10 +439,11 @@ struct RecordFilesOptions {
   int64_t read_ahead_records = 0;
   int64_t read_ahead_bytes = 0;
   // Read the files through read-only memory mappings, made here and kept
-  // for the dataset's lifetime: no system call per record. As with any
-  // mapping, a file truncated while the dataset lives and is read kills the
-  // process (SIGBUS); false reads with pread instead (nearby records joined
-  // into one read).
+  // for the dataset's lifetime: no system call per record. The file's size
+  // is checked once per read-ahead batch, so records lost to a truncation
+  // are DataLoss (only a truncation inside that instant's window could still
+  // raise SIGBUS, as with any mapping); false reads with pread instead
+  // (nearby records joined into one read).
   bool use_mmap = true;
 };
 
