@@ -7,9 +7,13 @@
 #include <cpuid.h>
 #endif
 
+#include "core/tensor_internal.h"
 #include "queue/spin.h"
 
 namespace sluice::queue {
+
+using ::sluice::internal::TensorAttorney;
+
 namespace {
 
 // R: at least capacity + kBatchRows (see the header), a power of two so
@@ -50,8 +54,9 @@ bool RowRing::Fits(int64_t capacity, size_t row_bytes) {
   return RingRows(capacity) * row_bytes <= kMaxRingBytes;
 }
 
-RowRing::RowRing(int64_t capacity, std::vector<DType> dtypes, std::vector<TensorShape> row_shapes)
-    : capacity_(capacity),
+RowRing::RowRing(const Mutex* owner, int64_t capacity, std::vector<DType> dtypes, std::vector<TensorShape> row_shapes)
+    : owner_(owner),
+      capacity_(capacity),
       rows_(RingRows(capacity)),
       mask_(rows_ - 1),
       lap_shift_(static_cast<unsigned>(__builtin_ctzll(rows_))),
@@ -195,7 +200,7 @@ void RowRing::ReadRows(uint64_t p, int64_t n, Element* out) noexcept {
   out->clear();
   for (const Tensor& component : b.data) {
     if (prepaid) {
-      out->push_back(component.SliceAdoptingRef(row, row + n));  // one of the n rows' prepaid references
+      out->push_back(TensorAttorney::SliceAdoptingRef(component, row, row + n));  // one of the n rows' prepaid references
       if (n > 1) component.buffer()->Unref(static_cast<int32_t>(n - 1));  // never the last: the view holds one
     } else {
       out->push_back(component.Slice(row, row + n));
@@ -254,7 +259,7 @@ Element RowRing::ReadRow(uint64_t p) noexcept {
     for (const Tensor& component : b.data) out.push_back(component.Slice(row));
   } else {
     // The view adopts the row's prepaid reference.
-    for (const Tensor& component : b.data) out.push_back(component.SliceAdoptingRef(row));
+    for (const Tensor& component : b.data) out.push_back(TensorAttorney::SliceAdoptingRef(component, row));
   }
   Release(b, 1);  // from here on b.data may go back to the pool: our view keeps its buffers
   return out;
@@ -325,14 +330,16 @@ void RowRing::AwaitPublished(uint64_t p) const {
 // ---------------------------------------------------------------------------
 // The lock holder's
 
-void RowRing::Freeze() {
+void RowRing::Freeze(const Mutex& mu) {
+  CheckOwner(mu);
   if (frozen_) return;
   tail_.fetch_or(kFrozen, std::memory_order_acq_rel);
   head_.fetch_or(kFrozen, std::memory_order_acq_rel);
   frozen_ = true;
 }
 
-void RowRing::Thaw() {
+void RowRing::Thaw(const Mutex& mu) {
+  CheckOwner(mu);
   head_.store(head_.load(std::memory_order_relaxed) & ~kFrozen, std::memory_order_release);
   tail_.store(tail_.load(std::memory_order_relaxed) & ~kFrozen, std::memory_order_release);
   frozen_ = false;
@@ -358,20 +365,23 @@ void RowRing::Positions(uint64_t* head, uint64_t* tail) const {
   }
 }
 
-int64_t RowRing::Size() const {
+int64_t RowRing::Size(const Mutex& mu) const {
+  CheckOwner(mu);
   uint64_t h, t;
   Positions(&h, &t);
   return static_cast<int64_t>(t - h);
 }
 
-void RowRing::Push(const Element& element) {
+void RowRing::Push(const Mutex& mu, const Element& element) {
+  CheckOwner(mu);
   const uint64_t t = tail_.load(std::memory_order_relaxed) & ~kFrozen;
   tail_.store((t + 1) | kFrozen, std::memory_order_release);
   WriteRow(t, element);
   ++locked_pushed_;
 }
 
-bool RowRing::PushBatch(const Element& batch) {
+bool RowRing::PushBatch(const Mutex& mu, const Element& batch) {
+  CheckOwner(mu);
   const uint64_t t = tail_.load(std::memory_order_relaxed) & ~kFrozen;
   if (t % static_cast<uint64_t>(kBatchRows) != 0) return false;
   Element shared = batch;  // before the claim: nothing may throw after it
@@ -381,7 +391,8 @@ bool RowRing::PushBatch(const Element& batch) {
   return true;
 }
 
-Element RowRing::Pop() {
+Element RowRing::Pop(const Mutex& mu) {
+  CheckOwner(mu);
   const uint64_t h = head_.load(std::memory_order_relaxed) & ~kFrozen;
   AwaitPublished(h);  // a push claimed before the freeze may still be copying
   head_.store((h + 1) | kFrozen, std::memory_order_release);
@@ -389,7 +400,8 @@ Element RowRing::Pop() {
   return ReadRow(h);
 }
 
-int64_t RowRing::TakeRows(int64_t max_rows, Element* batch, int64_t* first_row) {
+int64_t RowRing::TakeRows(const Mutex& mu, int64_t max_rows, Element* batch, int64_t* first_row) {
+  CheckOwner(mu);
   const uint64_t h = head_.load(std::memory_order_relaxed) & ~kFrozen;
   const uint64_t index = h & mask_;
   const auto row = static_cast<int64_t>(index % kBatchRows);
@@ -409,11 +421,13 @@ int64_t RowRing::TakeRows(int64_t max_rows, Element* batch, int64_t* first_row) 
   return static_cast<int64_t>(n);
 }
 
-int64_t RowRing::fast_pushed() const {
+int64_t RowRing::fast_pushed(const Mutex& mu) const {
+  CheckOwner(mu);
   return static_cast<int64_t>(tail_.load(std::memory_order_acquire) & ~kFrozen) - locked_pushed_;
 }
 
-int64_t RowRing::fast_popped() const {
+int64_t RowRing::fast_popped(const Mutex& mu) const {
+  CheckOwner(mu);
   return static_cast<int64_t>(head_.load(std::memory_order_acquire) & ~kFrozen) - locked_popped_;
 }
 

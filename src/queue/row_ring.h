@@ -13,11 +13,12 @@
 // so rows of one batch taken together are one slice, with no copy. For
 // pool buffers the references are paid in bulk: installing a lap's buffers
 // adds one per row (one atomic add), which the row's view adopts
-// (Tensor::SliceAdoptingRef), so a pop does not increment the count that
-// all of the lap's consumers share. An adopted batch (below) is not
-// prepaid: it usually leaves whole, by move, and prepaying it would add two
-// atomic operations on the caller's buffer to every batch; its rows taken
-// singly add a reference (docs/perf/row-ring-prepaid-views.md).
+// (TensorAttorney::SliceAdoptingRef, core/tensor_internal.h), so a pop does
+// not increment the count that all of the lap's consumers share. An adopted
+// batch (below) is not prepaid: it usually leaves whole, by move, and
+// prepaying it would add two atomic operations on the caller's buffer to
+// every batch; its rows taken singly add a reference
+// (docs/perf/row-ring-prepaid-views.md).
 //
 // Fast path (any thread, no queue lock): TryPush claims the next tail
 // position with a compare-and-swap when fewer than `capacity` elements are
@@ -65,13 +66,14 @@
 // briefly on a row or slot another call has claimed and not yet finished
 // (spinning, then yielding: under real-time scheduling policies, where a
 // yield does not let a preempted lower-priority claimer run, that wait is
-// unbounded). The other methods must be called by one thread at a time (the
-// holder of the owning queue's mutex); all but Fits, Freeze and the
-// counters REQUIRE frozen().
+// unbounded). The lock holder's methods take the owning queue's mutex,
+// which the caller holds (SLUICE_REQUIRES: clang checks it at every call);
+// all but Freeze, frozen and the counters REQUIRE frozen().
 #ifndef SLUICE_QUEUE_ROW_RING_H_
 #define SLUICE_QUEUE_ROW_RING_H_
 
 #include <atomic>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -112,9 +114,10 @@ class RowRing {
   // Whether a queue of `capacity` elements of `row_bytes` bytes gets a ring.
   static bool Fits(int64_t capacity, size_t row_bytes);
 
-  // `row_shapes`: each component's element shape (fully defined);
+  // `owner`: the owning queue's mutex, which the lock holder's calls
+  // require; `row_shapes`: each component's element shape (fully defined);
   // `dtypes`: fixed-size dtypes (not strings).
-  RowRing(int64_t capacity, std::vector<DType> dtypes, std::vector<TensorShape> row_shapes);
+  RowRing(const Mutex* owner, int64_t capacity, std::vector<DType> dtypes, std::vector<TensorShape> row_shapes);
   ~RowRing();
   RowRing(const RowRing&) = delete;
   RowRing& operator=(const RowRing&) = delete;
@@ -133,35 +136,43 @@ class RowRing {
   // per component. kBusy also when they would span two slots.
   Fast TryPopRows(int64_t n, Element* out);
 
-  // --- One thread at a time (the queue's lock holder). ---
-  // Stops the fast path; idempotent.
-  void Freeze();
-  // Restarts it. REQUIRES: frozen().
-  void Thaw();
-  bool frozen() const { return frozen_; }
   // Whether pushes prefetch the rows ahead (kPrefetchMinRowBytes).
+  // Constant after construction.
   bool prefetches_rows() const { return prefetch_rows_; }
+
+  // --- The lock holder's. ---
+  // One thread at a time: each takes `mu`, the owning queue's mutex (the
+  // one given to the constructor), which the caller holds; clang's
+  // -Wthread-safety checks that at every call.
+  // Stops the fast path; idempotent.
+  void Freeze(const Mutex& mu) SLUICE_REQUIRES(mu);
+  // Restarts it. REQUIRES: frozen().
+  void Thaw(const Mutex& mu) SLUICE_REQUIRES(mu);
+  bool frozen(const Mutex& mu) const SLUICE_REQUIRES(mu) {
+    CheckOwner(mu);
+    return frozen_;
+  }
   // Elements stored: exact when frozen (claimed positions count), else a
   // consistent snapshot (one head and tail that held at the same moment, so
   // never above capacity).
-  int64_t Size() const;
+  int64_t Size(const Mutex& mu) const SLUICE_REQUIRES(mu);
   // REQUIRES: frozen() and Size() < capacity.
-  void Push(const Element& element);
+  void Push(const Mutex& mu, const Element& element) SLUICE_REQUIRES(mu);
   // Stores `batch` (kBatchRows rows) by reference when the tail is at row 0
   // of a slot; else returns false and stores nothing. REQUIRES: frozen()
   // and Size() + kBatchRows <= capacity.
-  bool PushBatch(const Element& batch);
+  bool PushBatch(const Mutex& mu, const Element& batch) SLUICE_REQUIRES(mu);
   // REQUIRES: frozen() and Size() > 0.
-  Element Pop();
+  Element Pop(const Mutex& mu) SLUICE_REQUIRES(mu);
   // Takes up to `max_rows` (> 0) of the oldest elements that lie in one
   // batch: sets *batch to that batch's buffers (sharing them) and
   // *first_row to the row of the first; returns how many. The caller
   // slices them out. REQUIRES: frozen() and Size() >= max_rows.
-  int64_t TakeRows(int64_t max_rows, Element* batch, int64_t* first_row);
+  int64_t TakeRows(const Mutex& mu, int64_t max_rows, Element* batch, int64_t* first_row) SLUICE_REQUIRES(mu);
   // Elements that went through the fast path, in and out (for QueueStats:
   // positions minus the lock holder's own calls). Exact when frozen.
-  int64_t fast_pushed() const;
-  int64_t fast_popped() const;
+  int64_t fast_pushed(const Mutex& mu) const SLUICE_REQUIRES(mu);
+  int64_t fast_popped(const Mutex& mu) const SLUICE_REQUIRES(mu);
 
  private:
   static constexpr uint64_t kFrozen = uint64_t{1} << 63;
@@ -213,8 +224,8 @@ class RowRing {
   void PrepareBatch(Batch& b, uint64_t lap) noexcept;
   // Adds kBatchRows references to each of a lap's pool buffers as they are
   // installed: one per row, which the row's view then adopts
-  // (Tensor::SliceAdoptingRef) instead of incrementing the count that every
-  // consumer of the lap shares. Not for adopted batches (b.adopted).
+  // (TensorAttorney::SliceAdoptingRef) instead of incrementing the count
+  // that every consumer of the lap shares. Not for adopted batches (b.adopted).
   static void Prepay(const Element& buffers) noexcept;
   // The pool's most recent buffers that nothing else refers to, or new ones.
   Element TakeBuffers() noexcept;
@@ -222,6 +233,13 @@ class RowRing {
   void Positions(uint64_t* head, uint64_t* tail) const;
   // Waits until position p is published.
   void AwaitPublished(uint64_t p) const;
+  // A lock holder's call passed the owner's mutex (checked in debug builds).
+  void CheckOwner(const Mutex& mu) const {
+    assert(&mu == owner_);
+    static_cast<void>(owner_);
+  }
+
+  const Mutex* const owner_;
 
   const int64_t capacity_;
   const uint64_t rows_;  // R, a power of two
@@ -243,7 +261,8 @@ class RowRing {
   // words; a later lap's position finds a smaller value).
   alignas(64) std::unique_ptr<std::atomic<uint64_t>[]> seq_;
   std::unique_ptr<Batch[]> batches_;
-  // The lock holder's own (one thread at a time):
+  // The lock holder's own (*owner_ held; not annotated: the analysis knows
+  // the mutex by the parameter of each call, not as owner_):
   bool frozen_ = false;
   int64_t locked_pushed_ = 0;
   int64_t locked_popped_ = 0;
