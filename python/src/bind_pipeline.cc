@@ -10,7 +10,7 @@
 //
 // Native producers (reader, dequeue, slice) and the native stages over them
 // (parse_example, decode_jpeg, random_resized_crop, select: thin wrappers of
-// train/producer_ops.h) run entirely in C++ on the runner threads and never
+// pipeline/producer_ops.h) run entirely in C++ on the runner threads and never
 // take the GIL. A Python producer
 // (python_producer) takes the GIL for each call, calls the Python function
 // and copies the components it returns into Tensors, then lets the GIL go.
@@ -72,11 +72,11 @@
 #include "sluice/io/reader_base.h"
 #include "sluice/ops/feature_spec.h"
 #include "sluice/ops/parse_example.h"
+#include "sluice/pipeline/producer_ops.h"
 #include "sluice/queue/queue.h"
 #include "sluice/train/batchers.h"
 #include "sluice/train/input_producers.h"
 #include "sluice/train/producer.h"
-#include "sluice/train/producer_ops.h"
 #include "sluice/train/queue_monitor.h"
 
 namespace sluice::python {
@@ -161,7 +161,7 @@ class PyObjectRef {
 // A producer and its output signature: one example's components, or for a
 // producer of batches (reader_up_to_producer, for enqueue_many batchers)
 // a batch of them, whose shapes include the leading batch dimension (-1).
-// The native stages (train/producer_ops.h) compute their outputs'
+// The native stages (pipeline/producer_ops.h) compute their outputs'
 // signatures from it.
 using ProducerHandle = train::TypedProducer;
 
@@ -492,7 +492,7 @@ ProducerHandle NewDequeueProducer(const QueueHandle& q) {
   return ProducerHandle{train::DequeueProducer(q.queue), q.queue->dtypes(), q.queue->shapes(), q.queue->names()};
 }
 
-// The native stages of train/producer_ops.h; their build errors
+// The native stages of pipeline/producer_ops.h; their build errors
 // (InvalidArgument) become ValueError in sluice/_input.py.
 
 // Each example's string scalar `value_index` parsed as a tf.train.Example

@@ -80,7 +80,7 @@ class ScopedProducerWait {
 const queue::WaitOptions& CurrentProducerWait();
 
 // Where the record of one producer call came from, for the errors of the
-// stages that decode its bytes (producer_ops.h): a stage opens a
+// stages that decode its bytes (sluice/pipeline/producer_ops.h): a stage opens a
 // RecordOriginScope around the call of its input; a ReaderProducer called
 // inside it (on this thread) notes the key of the record it returns; a
 // failure of the stage on that record is then Annotate()d with it.
