@@ -60,6 +60,13 @@
 // blocked call waits, the queue is open and nothing is stored outside the
 // ring.
 //
+// Atomics: the ring's atomic words and its spin-waits come from a policy
+// (BasicRowRing<Policy>; RowRing is BasicRowRing<RingAtomics>, explicitly
+// instantiated in row_ring.cc), so that row_ring_interleaving_test.cc can
+// run it under a scheduler of its own, one atomic operation at a time,
+// over every interleaving of a few calls. The definitions are in
+// row_ring_impl.h; only row_ring.cc and that test include it.
+//
 // Thread-safety: TryPush, TryPop, TryPushBatch and TryPopRows are
 // thread-safe; they take no lock but the pool's (in the push that starts a
 // slot's lap with pool buffers, and in the pop that ends one), and may spin
@@ -79,6 +86,7 @@
 #include <memory>
 #include <vector>
 
+#include "queue/spin.h"
 #include "sluice/core/element.h"
 #include "sluice/core/mutex.h"
 #include "sluice/core/shape.h"
@@ -86,9 +94,32 @@
 
 namespace sluice::queue {
 
-class RowRing {
- public:
+// The production policy: std::atomic, and SpinUntil's spin-then-yield.
+// A policy provides Atomic<T> (std::atomic's load, store,
+// compare_exchange_weak, fetch_add and fetch_or), SpinUntil(ready) (returns
+// once ready() is true; ready() reads Atomic words) and kBatchRows (rows
+// per slot, a power of two).
+struct RingAtomics {
+  template <class T>
+  using Atomic = std::atomic<T>;
+  template <class Ready>
+  static void SpinUntil(Ready ready) {
+    queue::SpinUntil(ready);
+  }
   static constexpr int64_t kBatchRows = 64;
+};
+
+// Reads a ring's private state for tests (row_ring_interleaving_test.cc).
+template <class Ring>
+class RowRingInspector;
+
+template <class Policy>
+class BasicRowRing {
+  template <class T>
+  using Atomic = typename Policy::template Atomic<T>;
+
+ public:
+  static constexpr int64_t kBatchRows = Policy::kBatchRows;
   // A ring larger than this (rows x bytes per row) is not worth its memory:
   // a FIFOQueue then stores its elements under the lock only.
   static constexpr size_t kMaxRingBytes = size_t{16} << 20;
@@ -117,10 +148,11 @@ class RowRing {
   // `owner`: the owning queue's mutex, which the lock holder's calls
   // require; `row_shapes`: each component's element shape (fully defined);
   // `dtypes`: fixed-size dtypes (not strings).
-  RowRing(const Mutex* owner, int64_t capacity, std::vector<DType> dtypes, std::vector<TensorShape> row_shapes);
-  ~RowRing();
-  RowRing(const RowRing&) = delete;
-  RowRing& operator=(const RowRing&) = delete;
+  BasicRowRing(const Mutex* owner, int64_t capacity, std::vector<DType> dtypes,
+               std::vector<TensorShape> row_shapes);
+  ~BasicRowRing();
+  BasicRowRing(const BasicRowRing&) = delete;
+  BasicRowRing& operator=(const BasicRowRing&) = delete;
 
   // --- Lock-free. ---
   // Copies `element` (validated by the caller) into the ring.
@@ -175,20 +207,22 @@ class RowRing {
   int64_t fast_popped(const Mutex& mu) const SLUICE_REQUIRES(mu);
 
  private:
+  friend class RowRingInspector<BasicRowRing>;
+
   static constexpr uint64_t kFrozen = uint64_t{1} << 63;
 
   struct alignas(64) Batch {
     // Producers' line. The lap of the positions the buffers currently
     // serve (set by the claimer of row 0 once they are installed); kNoLap
     // before the first.
-    std::atomic<uint64_t> lap{kNoLap};
+    Atomic<uint64_t> lap{kNoLap};
     // The last lap pushed whole (TryPushBatch, PushBatch), stored once all
     // its rows are published: TryPopRows checks this word instead of the
     // rows' sequence words. kNoLap before the first. On a line of its own:
     // a dequeue_many that polls it while the next batch is being installed
     // then leaves `data` and `lap` to the pushing core
     // (docs/perf/row-ring-batches.md).
-    alignas(64) std::atomic<uint64_t> whole{kNoLap};
+    alignas(64) Atomic<uint64_t> whole{kNoLap};
     Element data;  // [kBatchRows] + shape per component; empty between laps
     // Whether `data` is a pushed batch (never pooled), not pool buffers.
     // Written before the lap's rows are published, read by the last
@@ -196,9 +230,9 @@ class RowRing {
     bool adopted = false;
     // Consumers' line. Rows released over all laps (laps complete in order:
     // a lap's rows exist only once the previous lap is drained).
-    alignas(64) std::atomic<uint64_t> released{0};
+    alignas(64) Atomic<uint64_t> released{0};
     // Laps whose buffers went back to the pool: lap L's row 0 waits for L.
-    std::atomic<uint64_t> drained{0};
+    Atomic<uint64_t> drained{0};
   };
   static constexpr uint64_t kNoLap = ~uint64_t{0};
 
@@ -251,15 +285,15 @@ class RowRing {
   bool prefetch_rows_ = false;  // see kPrefetchMinRowBytes
 
   // Position counters, each on its own cache line; bit 63: frozen.
-  alignas(64) std::atomic<uint64_t> tail_{0};
+  alignas(64) Atomic<uint64_t> tail_{0};
   // The producers' copy of head (without the frozen bit), refreshed only
   // when the ring looks full, so that a push does not read the line every
   // pop writes. Never ahead of head_.
-  std::atomic<uint64_t> head_seen_{0};
-  alignas(64) std::atomic<uint64_t> head_{0};
+  Atomic<uint64_t> head_seen_{0};
+  alignas(64) Atomic<uint64_t> head_{0};
   // Per row: p + 1 once position p is published there (Vyukov's sequence
   // words; a later lap's position finds a smaller value).
-  alignas(64) std::unique_ptr<std::atomic<uint64_t>[]> seq_;
+  alignas(64) std::unique_ptr<Atomic<uint64_t>[]> seq_;
   std::unique_ptr<Batch[]> batches_;
   // The lock holder's own (*owner_ held; not annotated: the analysis knows
   // the mutex by the parameter of each call, not as owner_):
@@ -273,6 +307,9 @@ class RowRing {
   Mutex pool_mu_;
   std::vector<Element> pool_ SLUICE_GUARDED_BY(pool_mu_);
 };
+
+using RowRing = BasicRowRing<RingAtomics>;
+extern template class BasicRowRing<RingAtomics>;
 
 }  // namespace sluice::queue
 
