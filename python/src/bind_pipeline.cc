@@ -33,7 +33,8 @@
 // GIL: every call that may block (a batch dequeue, a producer call, dropping
 // the last reference to a runner, which joins its threads) runs without it.
 // A Python object held by a C++ producer is released under the GIL
-// (PyObjectRef), on whatever thread drops it.
+// (PyObjectRef), on whatever thread drops it. Interpreter exit (the atexit
+// hook, threads ended by the finalizing interpreter) is python_exit.h's.
 #include <nanobind/nanobind.h>
 #if defined(__GLIBCXX__)
 #include <cxxabi.h>  // abi::__forced_unwind
@@ -59,6 +60,7 @@
 #include <vector>
 
 #include "bind_common.h"
+#include "python_exit.h"
 #include "sluice/core/dtype.h"
 #include "sluice/core/element.h"
 #include "sluice/core/logging.h"
@@ -85,76 +87,6 @@ namespace {
 // The payload naming the Python exception a status stands for (the same key
 // as sluice/train.py's _PY_EXCEPTION_PAYLOAD).
 constexpr char kPythonExceptionPayload[] = "sluice.python.exception";
-
-bool PythonFinalizing() {
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsFinalizing();
-#else
-  return _Py_IsFinalizing();
-#endif
-}
-
-// Set at interpreter exit (an atexit hook, ShutdownPythonProducers): from
-// then on Python producers fail with Cancelled instead of taking the GIL. A
-// thread that takes the GIL while the interpreter finalizes is ended with
-// pthread_exit, which cannot unwind through the C++ frames of a runner
-// thread.
-std::atomic<bool> g_python_exiting{false};
-// Threads in WithGil (waiting for the GIL or running Python).
-std::atomic<int> g_threads_in_python{0};
-
-bool PythonGone() { return g_python_exiting.load() || !Py_IsInitialized() || PythonFinalizing(); }
-
-// Where a thread that the finalizing interpreter ends while it takes the GIL
-// (CPython < 3.14 calls pthread_exit there) stops instead: its forced unwind
-// must not run the C++ cleanups above it (PyGILState_Release without a
-// thread state is a fatal error; a runner's frames would try to go on). The
-// process is exiting anyway; GilRelease parks such threads the same way.
-[[noreturn]] void ParkForever() {
-  while (true) std::this_thread::sleep_for(std::chrono::hours(1));
-}
-
-// The atexit hook: refuses new Python calls, then waits (without the GIL, at
-// most ~1 s) for the runner threads inside one to leave it. A thread still
-// blocked inside (in a sluice call that released the GIL) parks when it
-// comes back (GilRelease). REQUIRES: the GIL is held.
-void ShutdownPythonProducers() {
-  g_python_exiting.store(true);
-  GilRelease release;
-  for (int i = 0; i < 1000 && g_threads_in_python.load() > 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-}
-
-// A strong reference to a Python object that may be dropped on any thread,
-// with or without the GIL: the destructor takes the GIL to release it (and
-// leaks it once the interpreter is going away, when taking the GIL from a
-// foreign thread is not allowed).
-class PyObjectRef {
- public:
-  explicit PyObjectRef(nb::handle obj) : obj_(obj.inc_ref().ptr()) {}
-  PyObjectRef(const PyObjectRef&) = delete;
-  PyObjectRef& operator=(const PyObjectRef&) = delete;
-  ~PyObjectRef() {
-    if (PythonGone()) return;
-#if defined(__GLIBCXX__)
-    try {
-#endif
-      PyGILState_STATE state = PyGILState_Ensure();
-      Py_DECREF(obj_);
-      PyGILState_Release(state);
-#if defined(__GLIBCXX__)
-    } catch (abi::__forced_unwind&) {  // ended by the finalizing interpreter
-      ParkForever();
-    }
-#endif
-  }
-  // REQUIRES: the GIL is held.
-  nb::handle get() const { return obj_; }
-
- private:
-  PyObject* obj_;
-};
 
 // ---- Producers -----------------------------------------------------------------
 
@@ -352,10 +284,7 @@ Result<T> CallWithStatus(F& fn) {
 // GIL it no longer holds (a fatal error that aborted the process).
 template <class T, class F>
 Result<T> WithGil(F&& fn) {
-  struct InPython {
-    InPython() { g_threads_in_python.fetch_add(1); }
-    ~InPython() { g_threads_in_python.fetch_sub(1); }
-  } in_python;
+  InPythonScope in_python;
   if (PythonGone()) return Status(Code::kCancelled, "Python is shutting down");
 #if defined(__GLIBCXX__)
   try {
@@ -967,8 +896,7 @@ void BindPipeline(nb::module_& m) {
   // From now on the library's warnings go to Python's logging.
   SetLogSink(&LogToPython);
 
-  m.def("_shutdown_python_producers", &ShutdownPythonProducers,
-        "atexit hook (sluice/_input.py): Python producers stop taking the GIL.");
+  BindPythonExit(m);
   m.def("all_queue_stats", &AllQueueStats, "queue::AllQueueStats(): one dict per live queue, in creation order.");
   nb::class_<MonitorHandle>(m, "QueueMonitor", "train::QueueMonitor (see sluice.train.QueueMonitor).")
       .def(nb::new_(&NewMonitor), nb::arg("interval_secs"), nb::arg("history"))
