@@ -448,21 +448,10 @@ ProducerHandle NewDecodeJpegProducer(const ProducerHandle& input, int component,
   return ValueOrThrow(train::MapDecodeJpeg(input, ComponentIndex(component), std::move(o)));
 }
 
-// `sampler`: "torchvision" or "tensorflow"; `data_format`: "CHW" or "HWC".
-ProducerHandle NewRandomResizedCropProducer(const ProducerHandle& input, int component, int64_t height,
-                                            int64_t width, std::pair<double, double> scale,
-                                            std::pair<double, double> ratio, float flip_probability,
-                                            const std::vector<float>& mean, const std::vector<float>& stddev,
-                                            const std::string& data_format, const std::string& sampler,
-                                            const std::string& method, bool antialias, int channels,
-                                            int32_t max_attempts, bool dct_scaling, const std::string& dct_method,
-                                            uint64_t seed) {
-  image::RandomResizedCropOptions o =
-      RandomResizedCropOptionsOf(height, width, scale, ratio, flip_probability, mean, stddev, data_format, sampler,
-                                 method, antialias, channels, max_attempts);
-  o.dct_scaling = dct_scaling;
-  o.dct_method = dct_method;
-  return ValueOrThrow(train::MapRandomResizedCrop(input, ComponentIndex(component), std::move(o), seed));
+// `options`: a _core.RandomResizedCropOptions (bind_crop_options.cc).
+ProducerHandle NewRandomResizedCropProducer(const ProducerHandle& input, int component,
+                                            const image::RandomResizedCropOptions& options, uint64_t seed) {
+  return ValueOrThrow(train::MapRandomResizedCrop(input, ComponentIndex(component), options, seed));
 }
 
 ProducerHandle NewSelectProducer(const ProducerHandle& input, const std::vector<int>& components) {
@@ -855,10 +844,7 @@ void BindPipeline(nb::module_& m) {
   m.def("decode_jpeg_producer", &NewDecodeJpegProducer, nb::arg("producer"), nb::arg("component"),
         nb::arg("channels"), nb::arg("ratio"), nb::arg("fancy_upscaling"), nb::arg("dct_method"));
   m.def("random_resized_crop_producer", &NewRandomResizedCropProducer, nb::arg("producer"), nb::arg("component"),
-        nb::arg("height"), nb::arg("width"), nb::arg("scale"), nb::arg("ratio"), nb::arg("flip_probability"),
-        nb::arg("mean"), nb::arg("stddev"), nb::arg("data_format"), nb::arg("sampler"), nb::arg("method"),
-        nb::arg("antialias"), nb::arg("channels"), nb::arg("max_attempts"), nb::arg("dct_scaling"),
-        nb::arg("dct_method"), nb::arg("seed"));
+        nb::arg("options"), nb::arg("seed"));
   m.def("select_producer", &NewSelectProducer, nb::arg("producer"), nb::arg("components"));
   m.def("filter_producer", &NewFilterProducer, nb::arg("producer"), nb::arg("predicate"));
   m.def("mask_rows_producer", &NewMaskRowsProducer, nb::arg("producer"), nb::arg("predicate"));
