@@ -7,8 +7,8 @@
 // run. Executions are sequentially consistent: the memory orders
 // themselves are TSan's and the stress tests' to check (row_ring_test.cc).
 // By default a run preempts a thread that could go on at most 3 times (2
-// with three threads), which keeps each test to a fraction of a second;
-// SLUICE_EXHAUSTIVE=1 lifts the bound: every interleaving (minutes).
+// with three threads), which keeps the tests short enough for every CI
+// run; SLUICE_EXHAUSTIVE=1 lifts the bound: every interleaving (long).
 #include <gtest/gtest.h>
 
 #include <algorithm>
