@@ -5,7 +5,7 @@
 //     -> string_input_producer(files, num_epochs=E, shuffle)
 //     -> T TFRecordReaders, one per runner thread
 //     -> parse_single_example -> random resized crop + flip + normalise
-//        (decode_and_crop of the sampled box only; train/producer_ops.h)
+//        (decode_and_crop of the sampled box only; pipeline/producer_ops.h)
 //     -> shuffle_batch_join (T threads) -> this thread: the "training loop"
 //
 // The loop runs `while (!coord->should_stop())` and ends when the batch
@@ -61,11 +61,11 @@
 #include "sluice/ops/example_builder.h"
 #include "sluice/ops/feature_spec.h"
 #include "sluice/ops/parse_example.h"
+#include "sluice/pipeline/producer_ops.h"
 #include "sluice/train/batchers.h"
 #include "sluice/train/coordinator.h"
 #include "sluice/train/input_producers.h"
 #include "sluice/train/producer.h"
-#include "sluice/train/producer_ops.h"
 #include "sluice/train/queue_runner_registry.h"
 
 namespace {

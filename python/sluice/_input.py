@@ -160,6 +160,38 @@ def _py_shape(core_shape):
     return None if core_shape is None else tuple(None if d < 0 else d for d in core_shape)
 
 
+def _crop_options(size=None, flip=None, **options):
+    """A ``_core.RandomResizedCropOptions`` of the options given (not None); the others keep its defaults.
+
+    `size` (an int or ``(height, width)``) and `flip` (a bool: probability
+    0.5 or 0) are the Python spellings of height/width and flip_probability.
+    """
+    kwargs = {k: v for k, v in options.items() if v is not None}
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            kwargs["height"], kwargs["width"] = (_as_int(s, "size") for s in size)
+        else:
+            kwargs["height"] = kwargs["width"] = _as_int(size, "size")
+    if flip is not None:
+        kwargs["flip_probability"] = 0.5 if flip else 0.0
+    for name in ("scale", "ratio"):
+        if name in kwargs:
+            kwargs[name] = (float(kwargs[name][0]), float(kwargs[name][1]))
+    for name in ("mean", "std"):
+        if name in kwargs:
+            kwargs[name] = [float(v) for v in kwargs[name] or ()]
+    for name in ("channels", "max_attempts"):
+        if name in kwargs:
+            kwargs[name] = _as_int(kwargs[name], name)
+    for name in ("data_format", "sampler", "method", "dct_method"):
+        if name in kwargs:
+            kwargs[name] = str(kwargs[name])
+    for name in ("antialias", "dct_scaling"):
+        if name in kwargs:
+            kwargs[name] = bool(kwargs[name])
+    return _core.RandomResizedCropOptions(**kwargs)
+
+
 def _as_int(value, what):
     try:
         return operator.index(value)
@@ -313,10 +345,9 @@ class NativeProducer:
                 bool(fancy_upscaling), dct_method or "")
         return _native(lambda: _build(_core.decode_jpeg_producer, self._core, *args), self._structure)
 
-    def map_random_resized_crop(self, size=224, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), flip=True,
-                                mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225), data_format="CHW",
-                                seed=0, component="image", sampler="torchvision", method="bilinear",
-                                antialias=False, channels=3, max_attempts=10, dct_scaling=False, dct_method=""):
+    def map_random_resized_crop(self, size=None, scale=None, ratio=None, flip=None, mean=None, std=None,
+                                data_format=None, seed=0, component="image", sampler=None, method=None,
+                                antialias=None, channels=None, max_attempts=None, dct_scaling=None, dct_method=None):
         """Random resized crop + horizontal flip + normalise of the encoded image `component`, fused, in C++.
 
         torchvision's ``RandomResizedCrop(size, scale, ratio)`` +
@@ -327,20 +358,19 @@ class NativeProducer:
         (see ``sluice.image.decode_random_resized_crop``). The component
         becomes float32 ``[3, size, size]`` (``data_format="CHW"``) or
         ``[size, size, 3]`` ("HWC"); `size` is an int or ``(height,
-        width)``. Call k of the producer (counted across its threads) uses
-        the randomness of ``(seed, k)``. ValueError for bad options or a
-        component that is not a string scalar.
+        width)``. An option left at None keeps the default of
+        ``_core.RandomResizedCropOptions`` (the C++ struct's: size 224,
+        scale (0.08, 1.0), ratio (3/4, 4/3), flip, ImageNet's mean and std,
+        "CHW", "torchvision", "bilinear", 3 channels, 10 attempts). Call k
+        of the producer (counted across its threads) uses the randomness of
+        ``(seed, k)``. ValueError for bad options or a component that is not
+        a string scalar.
         """
-        if isinstance(size, (list, tuple)):
-            height, width = (_as_int(s, "size") for s in size)
-        else:
-            height = width = _as_int(size, "size")
-        args = (self._component(component), height, width,
-                      (float(scale[0]), float(scale[1])), (float(ratio[0]), float(ratio[1])),
-                      0.5 if flip else 0.0, [float(m) for m in mean or ()], [float(s) for s in std or ()],
-                      str(data_format), str(sampler), str(method), bool(antialias), _as_int(channels, "channels"),
-                      _as_int(max_attempts, "max_attempts"), bool(dct_scaling), dct_method or "",
-                      _as_int(seed, "seed") & 0xFFFFFFFFFFFFFFFF)
+        options = _crop_options(size=size, scale=scale, ratio=ratio, flip=flip, mean=mean, std=std,
+                                data_format=data_format, sampler=sampler, method=method, antialias=antialias,
+                                channels=channels, max_attempts=max_attempts, dct_scaling=dct_scaling,
+                                dct_method=dct_method)
+        args = (self._component(component), options, _as_int(seed, "seed") & 0xFFFFFFFFFFFFFFFF)
         return _native(lambda: _build(_core.random_resized_crop_producer, self._core, *args), self._structure)
 
     def map_select(self, components):

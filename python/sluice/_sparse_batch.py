@@ -8,7 +8,7 @@ values concatenated in batch order, and a dense_shape of
 ``[batch_size, max of each dimension over the batch]``. TF stores each
 SparseTensor in a SparseTensorsMap and batches its handle; sluice packs each
 SparseTensor into one string component (the format of
-``include/sluice/train/sparse_batch.h``), which a queue batches like any
+``include/sluice/pipeline/sparse_batch.h``), which a queue batches like any
 string, and unpacks a batch of them into the batched SparseTensor.
 
 The batchers (sluice/_input.py) use this module in three steps:
@@ -41,7 +41,7 @@ from sluice.sparse_tensor import SparseTensor
 
 __all__ = ["SparseTensorSpec", "SparseLayout", "pack_native", "describe_python", "pack_python", "unpack"]
 
-# The packed format (include/sluice/train/sparse_batch.h): a header of
+# The packed format (include/sluice/pipeline/sparse_batch.h): a header of
 # version, dtype, rank (u16) and a reserved u32, then dense_shape (i64[r]),
 # n (i64), indices (i64[n*r]), and the values (numbers in their storage
 # bytes; strings as u64 length + bytes each), all little-endian.

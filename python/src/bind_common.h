@@ -257,6 +257,7 @@ void BindIoScan(nb::module_& m);  // bind_io_scan.cc: scan_records (called by Bi
 void BindOps(nb::module_& m);  // bind_ops.cc: Example parsing, CSV, decode_*
 void BindImageCodec(nb::module_& m);  // bind_image_codec.cc: decode/encode JPEG, PNG
 void BindImageOps(nb::module_& m);    // bind_image_ops.cc: resize, crop, flip, colour
+void BindCropOptions(nb::module_& m);  // bind_crop_options.cc: _core.RandomResizedCropOptions (by keyword)
 void BindPipeline(nb::module_& m);    // bind_pipeline.cc: tf.train producers, batchers, queue stats
 void BindSparseBatch(nb::module_& m);  // bind_sparse_batch.cc: packing SparseTensors for the batchers
 void BindData(nb::module_& m);         // bind_data.cc: tf.data datasets and iterators (_core.data)

@@ -365,6 +365,7 @@ void BindImageOps(nb::module_& m) {
   BindColor(m);
   BindNormalize(m);
   BindRandomResizedCrop(m);
+  BindCropOptions(m);
 }
 
 }  // namespace sluice::python

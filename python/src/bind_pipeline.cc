@@ -10,7 +10,7 @@
 //
 // Native producers (reader, dequeue, slice) and the native stages over them
 // (parse_example, decode_jpeg, random_resized_crop, select: thin wrappers of
-// train/producer_ops.h) run entirely in C++ on the runner threads and never
+// pipeline/producer_ops.h) run entirely in C++ on the runner threads and never
 // take the GIL. A Python producer
 // (python_producer) takes the GIL for each call, calls the Python function
 // and copies the components it returns into Tensors, then lets the GIL go.
@@ -33,7 +33,8 @@
 // GIL: every call that may block (a batch dequeue, a producer call, dropping
 // the last reference to a runner, which joins its threads) runs without it.
 // A Python object held by a C++ producer is released under the GIL
-// (PyObjectRef), on whatever thread drops it.
+// (PyObjectRef), on whatever thread drops it. Interpreter exit (the atexit
+// hook, threads ended by the finalizing interpreter) is python_exit.h's.
 #include <nanobind/nanobind.h>
 #if defined(__GLIBCXX__)
 #include <cxxabi.h>  // abi::__forced_unwind
@@ -59,6 +60,7 @@
 #include <vector>
 
 #include "bind_common.h"
+#include "python_exit.h"
 #include "sluice/core/dtype.h"
 #include "sluice/core/element.h"
 #include "sluice/core/logging.h"
@@ -72,11 +74,11 @@
 #include "sluice/io/reader_base.h"
 #include "sluice/ops/feature_spec.h"
 #include "sluice/ops/parse_example.h"
+#include "sluice/pipeline/producer_ops.h"
 #include "sluice/queue/queue.h"
 #include "sluice/train/batchers.h"
 #include "sluice/train/input_producers.h"
 #include "sluice/train/producer.h"
-#include "sluice/train/producer_ops.h"
 #include "sluice/train/queue_monitor.h"
 
 namespace sluice::python {
@@ -86,82 +88,12 @@ namespace {
 // as sluice/train.py's _PY_EXCEPTION_PAYLOAD).
 constexpr char kPythonExceptionPayload[] = "sluice.python.exception";
 
-bool PythonFinalizing() {
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsFinalizing();
-#else
-  return _Py_IsFinalizing();
-#endif
-}
-
-// Set at interpreter exit (an atexit hook, ShutdownPythonProducers): from
-// then on Python producers fail with Cancelled instead of taking the GIL. A
-// thread that takes the GIL while the interpreter finalizes is ended with
-// pthread_exit, which cannot unwind through the C++ frames of a runner
-// thread.
-std::atomic<bool> g_python_exiting{false};
-// Threads in WithGil (waiting for the GIL or running Python).
-std::atomic<int> g_threads_in_python{0};
-
-bool PythonGone() { return g_python_exiting.load() || !Py_IsInitialized() || PythonFinalizing(); }
-
-// Where a thread that the finalizing interpreter ends while it takes the GIL
-// (CPython < 3.14 calls pthread_exit there) stops instead: its forced unwind
-// must not run the C++ cleanups above it (PyGILState_Release without a
-// thread state is a fatal error; a runner's frames would try to go on). The
-// process is exiting anyway; GilRelease parks such threads the same way.
-[[noreturn]] void ParkForever() {
-  while (true) std::this_thread::sleep_for(std::chrono::hours(1));
-}
-
-// The atexit hook: refuses new Python calls, then waits (without the GIL, at
-// most ~1 s) for the runner threads inside one to leave it. A thread still
-// blocked inside (in a sluice call that released the GIL) parks when it
-// comes back (GilRelease). REQUIRES: the GIL is held.
-void ShutdownPythonProducers() {
-  g_python_exiting.store(true);
-  GilRelease release;
-  for (int i = 0; i < 1000 && g_threads_in_python.load() > 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-}
-
-// A strong reference to a Python object that may be dropped on any thread,
-// with or without the GIL: the destructor takes the GIL to release it (and
-// leaks it once the interpreter is going away, when taking the GIL from a
-// foreign thread is not allowed).
-class PyObjectRef {
- public:
-  explicit PyObjectRef(nb::handle obj) : obj_(obj.inc_ref().ptr()) {}
-  PyObjectRef(const PyObjectRef&) = delete;
-  PyObjectRef& operator=(const PyObjectRef&) = delete;
-  ~PyObjectRef() {
-    if (PythonGone()) return;
-#if defined(__GLIBCXX__)
-    try {
-#endif
-      PyGILState_STATE state = PyGILState_Ensure();
-      Py_DECREF(obj_);
-      PyGILState_Release(state);
-#if defined(__GLIBCXX__)
-    } catch (abi::__forced_unwind&) {  // ended by the finalizing interpreter
-      ParkForever();
-    }
-#endif
-  }
-  // REQUIRES: the GIL is held.
-  nb::handle get() const { return obj_; }
-
- private:
-  PyObject* obj_;
-};
-
 // ---- Producers -----------------------------------------------------------------
 
 // A producer and its output signature: one example's components, or for a
 // producer of batches (reader_up_to_producer, for enqueue_many batchers)
 // a batch of them, whose shapes include the leading batch dimension (-1).
-// The native stages (train/producer_ops.h) compute their outputs'
+// The native stages (pipeline/producer_ops.h) compute their outputs'
 // signatures from it.
 using ProducerHandle = train::TypedProducer;
 
@@ -352,10 +284,7 @@ Result<T> CallWithStatus(F& fn) {
 // GIL it no longer holds (a fatal error that aborted the process).
 template <class T, class F>
 Result<T> WithGil(F&& fn) {
-  struct InPython {
-    InPython() { g_threads_in_python.fetch_add(1); }
-    ~InPython() { g_threads_in_python.fetch_sub(1); }
-  } in_python;
+  InPythonScope in_python;
   if (PythonGone()) return Status(Code::kCancelled, "Python is shutting down");
 #if defined(__GLIBCXX__)
   try {
@@ -492,7 +421,7 @@ ProducerHandle NewDequeueProducer(const QueueHandle& q) {
   return ProducerHandle{train::DequeueProducer(q.queue), q.queue->dtypes(), q.queue->shapes(), q.queue->names()};
 }
 
-// The native stages of train/producer_ops.h; their build errors
+// The native stages of pipeline/producer_ops.h; their build errors
 // (InvalidArgument) become ValueError in sluice/_input.py.
 
 // Each example's string scalar `value_index` parsed as a tf.train.Example
@@ -519,21 +448,10 @@ ProducerHandle NewDecodeJpegProducer(const ProducerHandle& input, int component,
   return ValueOrThrow(train::MapDecodeJpeg(input, ComponentIndex(component), std::move(o)));
 }
 
-// `sampler`: "torchvision" or "tensorflow"; `data_format`: "CHW" or "HWC".
-ProducerHandle NewRandomResizedCropProducer(const ProducerHandle& input, int component, int64_t height,
-                                            int64_t width, std::pair<double, double> scale,
-                                            std::pair<double, double> ratio, float flip_probability,
-                                            const std::vector<float>& mean, const std::vector<float>& stddev,
-                                            const std::string& data_format, const std::string& sampler,
-                                            const std::string& method, bool antialias, int channels,
-                                            int32_t max_attempts, bool dct_scaling, const std::string& dct_method,
-                                            uint64_t seed) {
-  image::RandomResizedCropOptions o =
-      RandomResizedCropOptionsOf(height, width, scale, ratio, flip_probability, mean, stddev, data_format, sampler,
-                                 method, antialias, channels, max_attempts);
-  o.dct_scaling = dct_scaling;
-  o.dct_method = dct_method;
-  return ValueOrThrow(train::MapRandomResizedCrop(input, ComponentIndex(component), std::move(o), seed));
+// `options`: a _core.RandomResizedCropOptions (bind_crop_options.cc).
+ProducerHandle NewRandomResizedCropProducer(const ProducerHandle& input, int component,
+                                            const image::RandomResizedCropOptions& options, uint64_t seed) {
+  return ValueOrThrow(train::MapRandomResizedCrop(input, ComponentIndex(component), options, seed));
 }
 
 ProducerHandle NewSelectProducer(const ProducerHandle& input, const std::vector<int>& components) {
@@ -926,10 +844,7 @@ void BindPipeline(nb::module_& m) {
   m.def("decode_jpeg_producer", &NewDecodeJpegProducer, nb::arg("producer"), nb::arg("component"),
         nb::arg("channels"), nb::arg("ratio"), nb::arg("fancy_upscaling"), nb::arg("dct_method"));
   m.def("random_resized_crop_producer", &NewRandomResizedCropProducer, nb::arg("producer"), nb::arg("component"),
-        nb::arg("height"), nb::arg("width"), nb::arg("scale"), nb::arg("ratio"), nb::arg("flip_probability"),
-        nb::arg("mean"), nb::arg("stddev"), nb::arg("data_format"), nb::arg("sampler"), nb::arg("method"),
-        nb::arg("antialias"), nb::arg("channels"), nb::arg("max_attempts"), nb::arg("dct_scaling"),
-        nb::arg("dct_method"), nb::arg("seed"));
+        nb::arg("options"), nb::arg("seed"));
   m.def("select_producer", &NewSelectProducer, nb::arg("producer"), nb::arg("components"));
   m.def("filter_producer", &NewFilterProducer, nb::arg("producer"), nb::arg("predicate"));
   m.def("mask_rows_producer", &NewMaskRowsProducer, nb::arg("producer"), nb::arg("predicate"));
@@ -967,8 +882,7 @@ void BindPipeline(nb::module_& m) {
   // From now on the library's warnings go to Python's logging.
   SetLogSink(&LogToPython);
 
-  m.def("_shutdown_python_producers", &ShutdownPythonProducers,
-        "atexit hook (sluice/_input.py): Python producers stop taking the GIL.");
+  BindPythonExit(m);
   m.def("all_queue_stats", &AllQueueStats, "queue::AllQueueStats(): one dict per live queue, in creation order.");
   nb::class_<MonitorHandle>(m, "QueueMonitor", "train::QueueMonitor (see sluice.train.QueueMonitor).")
       .def(nb::new_(&NewMonitor), nb::arg("interval_secs"), nb::arg("history"))

@@ -1,4 +1,4 @@
-// Bindings of train/sparse_batch.h: batching SparseTensors as TensorFlow's
+// Bindings of pipeline/sparse_batch.h: batching SparseTensors as TensorFlow's
 // tf.train batchers do. sluice/_sparse_batch.py wraps them.
 //
 //   _core.pack_sparse_producer(producer, triples, enqueue_many=False)
@@ -30,8 +30,8 @@
 #include "sluice/core/dtype.h"
 #include "sluice/core/status.h"
 #include "sluice/ops/composite_tensor.h"
-#include "sluice/train/producer_ops.h"
-#include "sluice/train/sparse_batch.h"
+#include "sluice/pipeline/producer_ops.h"
+#include "sluice/pipeline/sparse_batch.h"
 
 namespace sluice::python {
 namespace {

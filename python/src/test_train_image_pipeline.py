@@ -1,4 +1,4 @@
-"""The native image stages of NativeProducer (train/producer_ops.h through bind_pipeline.cc):
+"""The native image stages of NativeProducer (pipeline/producer_ops.h through bind_pipeline.cc):
 map_decode_jpeg, map_random_resized_crop, map_select, sparse outputs of map_parse_example,
 and an image pipeline end to end under shuffle_batch_join."""
 

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/tensor_internal.h"
 #include "sluice/core/dtype.h"
 
 namespace sluice {
@@ -291,15 +292,15 @@ TEST(TensorTest, SliceKeepsTheBufferAliveAfterTheBatchGoes) {
 }
 
 // A container that paid for its views' references in bulk (Ref(n)) hands
-// each one over with SliceAdoptingRef, which adds none: the counts stay
+// each one over with TensorAttorney::SliceAdoptingRef, which adds none: the counts stay
 // exact, and the last view frees the buffer.
 TEST(TensorTest, SliceAdoptingRefTakesOverAReferencePaidInBulk) {
   Tensor row0, rows;
   {
     Tensor batch = Iota({4, 2}, 10);
     batch.buffer()->Ref(2);  // one for each view below
-    row0 = batch.SliceAdoptingRef(0);
-    rows = batch.SliceAdoptingRef(1, 3);
+    row0 = internal::TensorAttorney::SliceAdoptingRef(batch, 0);
+    rows = internal::TensorAttorney::SliceAdoptingRef(batch, 1, 3);
     EXPECT_TRUE(row0.SharesBufferWith(batch));
     EXPECT_EQ(row0.shape(), TensorShape({2}));
     EXPECT_EQ(rows.shape(), TensorShape({2, 2}));

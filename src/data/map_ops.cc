@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "data/dataset_util.h"
-#include "sluice/train/element_ops.h"
-#include "sluice/train/producer_ops.h"
+#include "sluice/pipeline/element_ops.h"
+#include "sluice/pipeline/producer_ops.h"
 
 namespace sluice::data {
 namespace {

@@ -58,7 +58,7 @@ FIFOQueue::FIFOQueue(std::string name, int32_t capacity, std::vector<DType> dtyp
   if (this->capacity() != kUnbounded && RowRing::Fits(this->capacity(), total)) {
     std::vector<TensorShape> row_shapes;
     for (const PartialShape& shape : this->shapes()) row_shapes.push_back(shape.ToTensorShape());
-    ring_ = std::make_unique<RowRing>(this->capacity(), this->dtypes(), std::move(row_shapes));
+    ring_ = std::make_unique<RowRing>(&mu_, this->capacity(), this->dtypes(), std::move(row_shapes));
   }
   // A full queue spans capacity / kStageRows batches; 16 bounds what an
   // unbounded (or huge) queue keeps once drained (at most 4 MiB).
@@ -98,13 +98,13 @@ FIFOQueue::FastResult FIFOQueue::TryDequeueManyFast(int64_t n, Element* out) {
 
 void FIFOQueue::FastCountsLocked(int64_t* enqueued, int64_t* dequeued) const {
   if (!ring_) return;
-  *enqueued = ring_->fast_pushed();
-  *dequeued = ring_->fast_popped();
+  *enqueued = ring_->fast_pushed(mu_);
+  *dequeued = ring_->fast_popped(mu_);
 }
 
 void FIFOQueue::PushLocked(Element&& element) {
   if (ring_ && chunks_.empty()) {
-    ring_->Push(element);  // room: the caller checked StoredLocked() < capacity
+    ring_->Push(mu_, element);  // room: the caller checked StoredLocked() < capacity
     return;
   }
   if (coalesces()) {
@@ -177,7 +177,7 @@ void FIFOQueue::PushRowsLocked(const Element& batch, int64_t begin, int64_t coun
   // a chunk instead: its parts then leave as one slice of it (AppendRows),
   // where parts adopted into ring slots would have to be copied together.
   if (ring_ && chunks_.empty() && begin == 0 && count == RowRing::kBatchRows &&
-      batch[0].shape().dim(0) == count && ring_->PushBatch(batch)) {
+      batch[0].shape().dim(0) == count && ring_->PushBatch(mu_, batch)) {
     return;
   }
   SealTailLocked();
@@ -190,7 +190,7 @@ Element FIFOQueue::PopLocked() {
     --front_stored_;
     return PopFromLocked(front_);
   }
-  if (ring_ && ring_->Size() > 0) return ring_->Pop();
+  if (ring_ && ring_->Size(mu_) > 0) return ring_->Pop(mu_);
   return PopFromLocked(chunks_);
 }
 
@@ -221,8 +221,8 @@ void FIFOQueue::TakeLocked(int64_t n, std::vector<Piece>* out) {
   if (ring_ && n > 0) {
     Element batch;
     int64_t first = 0;
-    for (int64_t left = std::min(n, ring_->Size()); left > 0;) {
-      const int64_t k = ring_->TakeRows(left, &batch, &first);
+    for (int64_t left = std::min(n, ring_->Size(mu_)); left > 0;) {
+      const int64_t k = ring_->TakeRows(mu_, left, &batch, &first);
       AppendRows(batch, first, k, out);
       left -= k;
       n -= k;

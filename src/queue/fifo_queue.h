@@ -69,20 +69,20 @@ class FIFOQueue : public QueueBase {
   // Whether the ring's lock-free path is stopped right now (tests).
   bool ring_frozen() const SLUICE_EXCLUDES(mu_) {
     MutexLock lock(&mu_);
-    return ring_ != nullptr && ring_->frozen();
+    return ring_ != nullptr && ring_->frozen(mu_);
   }
 
  protected:
-  int64_t StoredLocked() const override SLUICE_REQUIRES(mu_) { return stored_ + (ring_ ? ring_->Size() : 0); }
+  int64_t StoredLocked() const override SLUICE_REQUIRES(mu_) { return stored_ + (ring_ ? ring_->Size(mu_) : 0); }
   FastResult TryEnqueueFast(const Element& element) override;
   FastResult TryDequeueFast(Element* out) override;
   FastResult TryEnqueueManyFast(Element& batch, int64_t rows) override;
   FastResult TryDequeueManyFast(int64_t n, Element* out) override;
   void BeginLocked() override SLUICE_REQUIRES(mu_) {
-    if (ring_) ring_->Freeze();
+    if (ring_) ring_->Freeze(mu_);
   }
   void EndLocked(bool idle) override SLUICE_REQUIRES(mu_) {
-    if (ring_ && idle && front_.empty() && chunks_.empty()) ring_->Thaw();
+    if (ring_ && idle && front_.empty() && chunks_.empty()) ring_->Thaw(mu_);
   }
   void FastCountsLocked(int64_t* enqueued, int64_t* dequeued) const override SLUICE_REQUIRES(mu_);
   void PushLocked(Element&& element) override SLUICE_REQUIRES(mu_);
@@ -127,8 +127,8 @@ class FIFOQueue : public QueueBase {
   std::vector<size_t> row_bytes_;
   size_t max_retired_ = 0;
 
-  // The lock-free rows, when the queue has them (see above). Its frozen-mode
-  // methods are called with mu_ held only.
+  // The lock-free rows, when the queue has them (see above). Its lock
+  // holder's methods take mu_, and clang checks that it is held.
   std::unique_ptr<RowRing> ring_;
 
   // Protected by mu_:

@@ -13,11 +13,12 @@
 // so rows of one batch taken together are one slice, with no copy. For
 // pool buffers the references are paid in bulk: installing a lap's buffers
 // adds one per row (one atomic add), which the row's view adopts
-// (Tensor::SliceAdoptingRef), so a pop does not increment the count that
-// all of the lap's consumers share. An adopted batch (below) is not
-// prepaid: it usually leaves whole, by move, and prepaying it would add two
-// atomic operations on the caller's buffer to every batch; its rows taken
-// singly add a reference (docs/perf/row-ring-prepaid-views.md).
+// (TensorAttorney::SliceAdoptingRef, core/tensor_internal.h), so a pop does
+// not increment the count that all of the lap's consumers share. An adopted
+// batch (below) is not prepaid: it usually leaves whole, by move, and
+// prepaying it would add two atomic operations on the caller's buffer to
+// every batch; its rows taken singly add a reference
+// (docs/perf/row-ring-prepaid-views.md).
 //
 // Fast path (any thread, no queue lock): TryPush claims the next tail
 // position with a compare-and-swap when fewer than `capacity` elements are
@@ -59,24 +60,33 @@
 // blocked call waits, the queue is open and nothing is stored outside the
 // ring.
 //
+// Atomics: the ring's atomic words and its spin-waits come from a policy
+// (BasicRowRing<Policy>; RowRing is BasicRowRing<RingAtomics>, explicitly
+// instantiated in row_ring.cc), so that row_ring_interleaving_test.cc can
+// run it under a scheduler of its own, one atomic operation at a time,
+// over every interleaving of a few calls. The definitions are in
+// row_ring_impl.h; only row_ring.cc and that test include it.
+//
 // Thread-safety: TryPush, TryPop, TryPushBatch and TryPopRows are
 // thread-safe; they take no lock but the pool's (in the push that starts a
 // slot's lap with pool buffers, and in the pop that ends one), and may spin
 // briefly on a row or slot another call has claimed and not yet finished
 // (spinning, then yielding: under real-time scheduling policies, where a
 // yield does not let a preempted lower-priority claimer run, that wait is
-// unbounded). The other methods must be called by one thread at a time (the
-// holder of the owning queue's mutex); all but Fits, Freeze and the
-// counters REQUIRE frozen().
+// unbounded). The lock holder's methods take the owning queue's mutex,
+// which the caller holds (SLUICE_REQUIRES: clang checks it at every call);
+// all but Freeze, frozen and the counters REQUIRE frozen().
 #ifndef SLUICE_QUEUE_ROW_RING_H_
 #define SLUICE_QUEUE_ROW_RING_H_
 
 #include <atomic>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "queue/spin.h"
 #include "sluice/core/element.h"
 #include "sluice/core/mutex.h"
 #include "sluice/core/shape.h"
@@ -84,9 +94,32 @@
 
 namespace sluice::queue {
 
-class RowRing {
- public:
+// The production policy: std::atomic, and SpinUntil's spin-then-yield.
+// A policy provides Atomic<T> (std::atomic's load, store,
+// compare_exchange_weak, fetch_add and fetch_or), SpinUntil(ready) (returns
+// once ready() is true; ready() reads Atomic words) and kBatchRows (rows
+// per slot, a power of two).
+struct RingAtomics {
+  template <class T>
+  using Atomic = std::atomic<T>;
+  template <class Ready>
+  static void SpinUntil(Ready ready) {
+    queue::SpinUntil(ready);
+  }
   static constexpr int64_t kBatchRows = 64;
+};
+
+// Reads a ring's private state for tests (row_ring_interleaving_test.cc).
+template <class Ring>
+class RowRingInspector;
+
+template <class Policy>
+class BasicRowRing {
+  template <class T>
+  using Atomic = typename Policy::template Atomic<T>;
+
+ public:
+  static constexpr int64_t kBatchRows = Policy::kBatchRows;
   // A ring larger than this (rows x bytes per row) is not worth its memory:
   // a FIFOQueue then stores its elements under the lock only.
   static constexpr size_t kMaxRingBytes = size_t{16} << 20;
@@ -112,12 +145,14 @@ class RowRing {
   // Whether a queue of `capacity` elements of `row_bytes` bytes gets a ring.
   static bool Fits(int64_t capacity, size_t row_bytes);
 
-  // `row_shapes`: each component's element shape (fully defined);
+  // `owner`: the owning queue's mutex, which the lock holder's calls
+  // require; `row_shapes`: each component's element shape (fully defined);
   // `dtypes`: fixed-size dtypes (not strings).
-  RowRing(int64_t capacity, std::vector<DType> dtypes, std::vector<TensorShape> row_shapes);
-  ~RowRing();
-  RowRing(const RowRing&) = delete;
-  RowRing& operator=(const RowRing&) = delete;
+  BasicRowRing(const Mutex* owner, int64_t capacity, std::vector<DType> dtypes,
+               std::vector<TensorShape> row_shapes);
+  ~BasicRowRing();
+  BasicRowRing(const BasicRowRing&) = delete;
+  BasicRowRing& operator=(const BasicRowRing&) = delete;
 
   // --- Lock-free. ---
   // Copies `element` (validated by the caller) into the ring.
@@ -133,51 +168,61 @@ class RowRing {
   // per component. kBusy also when they would span two slots.
   Fast TryPopRows(int64_t n, Element* out);
 
-  // --- One thread at a time (the queue's lock holder). ---
-  // Stops the fast path; idempotent.
-  void Freeze();
-  // Restarts it. REQUIRES: frozen().
-  void Thaw();
-  bool frozen() const { return frozen_; }
   // Whether pushes prefetch the rows ahead (kPrefetchMinRowBytes).
+  // Constant after construction.
   bool prefetches_rows() const { return prefetch_rows_; }
+
+  // --- The lock holder's. ---
+  // One thread at a time: each takes `mu`, the owning queue's mutex (the
+  // one given to the constructor), which the caller holds; clang's
+  // -Wthread-safety checks that at every call.
+  // Stops the fast path; idempotent.
+  void Freeze(const Mutex& mu) SLUICE_REQUIRES(mu);
+  // Restarts it. REQUIRES: frozen().
+  void Thaw(const Mutex& mu) SLUICE_REQUIRES(mu);
+  bool frozen(const Mutex& mu) const SLUICE_REQUIRES(mu) {
+    CheckOwner(mu);
+    return frozen_;
+  }
   // Elements stored: exact when frozen (claimed positions count), else a
   // consistent snapshot (one head and tail that held at the same moment, so
   // never above capacity).
-  int64_t Size() const;
+  int64_t Size(const Mutex& mu) const SLUICE_REQUIRES(mu);
   // REQUIRES: frozen() and Size() < capacity.
-  void Push(const Element& element);
+  void Push(const Mutex& mu, const Element& element) SLUICE_REQUIRES(mu);
   // Stores `batch` (kBatchRows rows) by reference when the tail is at row 0
   // of a slot; else returns false and stores nothing. REQUIRES: frozen()
   // and Size() + kBatchRows <= capacity.
-  bool PushBatch(const Element& batch);
+  bool PushBatch(const Mutex& mu, const Element& batch) SLUICE_REQUIRES(mu);
   // REQUIRES: frozen() and Size() > 0.
-  Element Pop();
+  Element Pop(const Mutex& mu) SLUICE_REQUIRES(mu);
   // Takes up to `max_rows` (> 0) of the oldest elements that lie in one
   // batch: sets *batch to that batch's buffers (sharing them) and
   // *first_row to the row of the first; returns how many. The caller
   // slices them out. REQUIRES: frozen() and Size() >= max_rows.
-  int64_t TakeRows(int64_t max_rows, Element* batch, int64_t* first_row);
+  int64_t TakeRows(const Mutex& mu, int64_t max_rows, Element* batch, int64_t* first_row) SLUICE_REQUIRES(mu);
   // Elements that went through the fast path, in and out (for QueueStats:
   // positions minus the lock holder's own calls). Exact when frozen.
-  int64_t fast_pushed() const;
-  int64_t fast_popped() const;
+  int64_t fast_pushed(const Mutex& mu) const SLUICE_REQUIRES(mu);
+  int64_t fast_popped(const Mutex& mu) const SLUICE_REQUIRES(mu);
 
  private:
+  friend class RowRingInspector<BasicRowRing>;
+
   static constexpr uint64_t kFrozen = uint64_t{1} << 63;
 
   struct alignas(64) Batch {
     // Producers' line. The lap of the positions the buffers currently
     // serve (set by the claimer of row 0 once they are installed); kNoLap
     // before the first.
-    std::atomic<uint64_t> lap{kNoLap};
+    Atomic<uint64_t> lap{kNoLap};
     // The last lap pushed whole (TryPushBatch, PushBatch), stored once all
     // its rows are published: TryPopRows checks this word instead of the
     // rows' sequence words. kNoLap before the first. On a line of its own:
     // a dequeue_many that polls it while the next batch is being installed
     // then leaves `data` and `lap` to the pushing core
     // (docs/perf/row-ring-batches.md).
-    alignas(64) std::atomic<uint64_t> whole{kNoLap};
+    alignas(64) Atomic<uint64_t> whole{kNoLap};
     Element data;  // [kBatchRows] + shape per component; empty between laps
     // Whether `data` is a pushed batch (never pooled), not pool buffers.
     // Written before the lap's rows are published, read by the last
@@ -185,9 +230,9 @@ class RowRing {
     bool adopted = false;
     // Consumers' line. Rows released over all laps (laps complete in order:
     // a lap's rows exist only once the previous lap is drained).
-    alignas(64) std::atomic<uint64_t> released{0};
+    alignas(64) Atomic<uint64_t> released{0};
     // Laps whose buffers went back to the pool: lap L's row 0 waits for L.
-    std::atomic<uint64_t> drained{0};
+    Atomic<uint64_t> drained{0};
   };
   static constexpr uint64_t kNoLap = ~uint64_t{0};
 
@@ -213,8 +258,8 @@ class RowRing {
   void PrepareBatch(Batch& b, uint64_t lap) noexcept;
   // Adds kBatchRows references to each of a lap's pool buffers as they are
   // installed: one per row, which the row's view then adopts
-  // (Tensor::SliceAdoptingRef) instead of incrementing the count that every
-  // consumer of the lap shares. Not for adopted batches (b.adopted).
+  // (TensorAttorney::SliceAdoptingRef) instead of incrementing the count
+  // that every consumer of the lap shares. Not for adopted batches (b.adopted).
   static void Prepay(const Element& buffers) noexcept;
   // The pool's most recent buffers that nothing else refers to, or new ones.
   Element TakeBuffers() noexcept;
@@ -222,6 +267,13 @@ class RowRing {
   void Positions(uint64_t* head, uint64_t* tail) const;
   // Waits until position p is published.
   void AwaitPublished(uint64_t p) const;
+  // A lock holder's call passed the owner's mutex (checked in debug builds).
+  void CheckOwner(const Mutex& mu) const {
+    assert(&mu == owner_);
+    static_cast<void>(owner_);
+  }
+
+  const Mutex* const owner_;
 
   const int64_t capacity_;
   const uint64_t rows_;  // R, a power of two
@@ -233,17 +285,18 @@ class RowRing {
   bool prefetch_rows_ = false;  // see kPrefetchMinRowBytes
 
   // Position counters, each on its own cache line; bit 63: frozen.
-  alignas(64) std::atomic<uint64_t> tail_{0};
+  alignas(64) Atomic<uint64_t> tail_{0};
   // The producers' copy of head (without the frozen bit), refreshed only
   // when the ring looks full, so that a push does not read the line every
   // pop writes. Never ahead of head_.
-  std::atomic<uint64_t> head_seen_{0};
-  alignas(64) std::atomic<uint64_t> head_{0};
+  Atomic<uint64_t> head_seen_{0};
+  alignas(64) Atomic<uint64_t> head_{0};
   // Per row: p + 1 once position p is published there (Vyukov's sequence
   // words; a later lap's position finds a smaller value).
-  alignas(64) std::unique_ptr<std::atomic<uint64_t>[]> seq_;
+  alignas(64) std::unique_ptr<Atomic<uint64_t>[]> seq_;
   std::unique_ptr<Batch[]> batches_;
-  // The lock holder's own (one thread at a time):
+  // The lock holder's own (*owner_ held; not annotated: the analysis knows
+  // the mutex by the parameter of each call, not as owner_):
   bool frozen_ = false;
   int64_t locked_pushed_ = 0;
   int64_t locked_popped_ = 0;
@@ -254,6 +307,9 @@ class RowRing {
   Mutex pool_mu_;
   std::vector<Element> pool_ SLUICE_GUARDED_BY(pool_mu_);
 };
+
+using RowRing = BasicRowRing<RingAtomics>;
+extern template class BasicRowRing<RingAtomics>;
 
 }  // namespace sluice::queue
 

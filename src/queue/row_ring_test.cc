@@ -11,7 +11,6 @@
 #include <atomic>
 #include <cstring>
 #include <cstdint>
-#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
@@ -27,21 +26,22 @@ constexpr int64_t kRows = RowRing::kBatchRows;
 
 // The ring plus the mutex its frozen-mode calls need (the queue's mu_).
 struct Harness {
-  explicit Harness(int64_t capacity) : capacity(capacity), ring(capacity, {DType::kInt64}, {TensorShape{}}) {}
+  explicit Harness(int64_t capacity) : capacity(capacity), ring(&mu, capacity, {DType::kInt64}, {TensorShape{}}) {}
 
   // Runs `f` as the lock holder: frozen, then thawed (the queue would thaw
-  // only when idle; for the ring alone any thaw is allowed).
+  // only when idle; for the ring alone any thaw is allowed). `f` starts
+  // with mu.AssertHeld(): the analysis does not carry the lock into it.
   template <class F>
-  void Locked(F f) {
-    std::lock_guard<std::mutex> lock(mu);
-    ring.Freeze();
+  void Locked(F f) SLUICE_EXCLUDES(mu) {
+    MutexLock lock(&mu);
+    ring.Freeze(mu);
     f();
-    ring.Thaw();
+    ring.Thaw(mu);
   }
 
   const int64_t capacity;
+  Mutex mu;
   RowRing ring;
-  std::mutex mu;
 };
 
 // P producers each store ids [p * per, (p + 1) * per) in order, choosing at
@@ -83,16 +83,17 @@ void RunMixed(int producers, int consumers, int64_t capacity, unsigned seed) {
           }
         } else {
           h.Locked([&] {
-            if (end - next >= kRows && pick == 15 && h.ring.Size() + kRows <= h.capacity) {
-              if (h.ring.PushBatch(Element{Vec<int64_t>(Iota(next, next + kRows))})) {
+            h.mu.AssertHeld();
+            if (end - next >= kRows && pick == 15 && h.ring.Size(h.mu) + kRows <= h.capacity) {
+              if (h.ring.PushBatch(h.mu, Element{Vec<int64_t>(Iota(next, next + kRows))})) {
                 next += kRows;
                 locked_in += kRows;
                 stored = true;
                 return;
               }
             }
-            if (h.ring.Size() < h.capacity) {
-              h.ring.Push(Element{I64(next)});
+            if (h.ring.Size(h.mu) < h.capacity) {
+              h.ring.Push(h.mu, Element{I64(next)});
               ++next;
               ++locked_in;
               stored = true;
@@ -124,15 +125,16 @@ void RunMixed(int producers, int consumers, int64_t capacity, unsigned seed) {
           }
         } else {
           h.Locked([&] {
-            const int64_t size = h.ring.Size();
+            h.mu.AssertHeld();
+            const int64_t size = h.ring.Size(h.mu);
             if (size == 0) return;
             if (pick == 15) {
               Element batch;
               int64_t first = 0;
-              const int64_t k = h.ring.TakeRows(std::min<int64_t>(size, 1 + rng() % kRows), &batch, &first);
+              const int64_t k = h.ring.TakeRows(h.mu, std::min<int64_t>(size, 1 + rng() % kRows), &batch, &first);
               ids = Values<int64_t>(batch[0].Slice(first, first + k));
             } else {
-              ids.push_back(ScalarOf<int64_t>(h.ring.Pop()[0]));
+              ids.push_back(ScalarOf<int64_t>(h.ring.Pop(h.mu)[0]));
             }
             locked_out += static_cast<int64_t>(ids.size());
           });
@@ -167,10 +169,11 @@ void RunMixed(int producers, int consumers, int64_t capacity, unsigned seed) {
     }
   }
   h.Locked([&] {
-    EXPECT_EQ(h.ring.Size(), 0);
+    h.mu.AssertHeld();
+    EXPECT_EQ(h.ring.Size(h.mu), 0);
     // The counters QueueStats reads: what went through the lock-free calls.
-    EXPECT_EQ(h.ring.fast_pushed(), total - locked_in.load());
-    EXPECT_EQ(h.ring.fast_popped(), total - locked_out.load());
+    EXPECT_EQ(h.ring.fast_pushed(h.mu), total - locked_in.load());
+    EXPECT_EQ(h.ring.fast_popped(h.mu), total - locked_out.load());
   });
 }
 
@@ -197,10 +200,11 @@ TEST(RowRingTest, BatchOnlyStartsASlotAndNeedsRoomForAllItsRows) {
   ASSERT_EQ(h.ring.TryPopRows(kRows, &e), RowRing::Fast::kDone);
   EXPECT_EQ(e[0].raw_data(), batch[0].raw_data());
   EXPECT_EQ(h.ring.TryPopRows(1, &e), RowRing::Fast::kEmpty);
-  h.ring.Freeze();
+  MutexLock lock(&h.mu);
+  h.ring.Freeze(h.mu);
   EXPECT_EQ(h.ring.TryPushBatch(copy), RowRing::Fast::kBusy);
   EXPECT_EQ(h.ring.TryPopRows(1, &e), RowRing::Fast::kBusy);
-  h.ring.Thaw();
+  h.ring.Thaw(h.mu);
 }
 
 TEST(RowRingTest, RingSmallerThanASlotTakesNoBatches) {
@@ -261,8 +265,9 @@ TEST(RowRingTest, WholeLapTakesAndLockHolderTakesKeepExactReferences) {
     ASSERT_EQ(h.ring.TryPushBatch(copy), RowRing::Fast::kDone);
     ASSERT_EQ(h.ring.TryPopRows(kRows, &whole), RowRing::Fast::kDone);
     h.Locked([&] {
-      for (int64_t i = 0; i < kRows; ++i) h.ring.Push(Element{I64(100 + i)});
-      ASSERT_EQ(h.ring.TakeRows(10, &taken, &first_row), 10);
+      h.mu.AssertHeld();
+      for (int64_t i = 0; i < kRows; ++i) h.ring.Push(h.mu, Element{I64(100 + i)});
+      ASSERT_EQ(h.ring.TakeRows(h.mu, 10, &taken, &first_row), 10);
     });
   }  // 54 rows of the second lap never taken
   EXPECT_EQ(whole[0].buffer(), batch[0].buffer());
@@ -367,9 +372,10 @@ TEST(RowRingTest, RowsOfAKibibyteAndMoreArriveWholeThroughReusedBuffers) {
   constexpr int64_t kBytes = 1024;
   constexpr int kProducers = 2, kConsumers = 2;
   constexpr int64_t kPer = 40 * kRows;
-  RowRing ring(2 * kRows, {DType::kInt64, DType::kUInt8}, {TensorShape{}, TensorShape{kBytes}});
+  Mutex mu;  // the owner's: these rings are used lock-free only
+  RowRing ring(&mu, 2 * kRows, {DType::kInt64, DType::kUInt8}, {TensorShape{}, TensorShape{kBytes}});
   EXPECT_TRUE(ring.prefetches_rows()) << "1,032 bytes per row (x86: on a CPU with PREFETCHW)";
-  RowRing small(2 * kRows, {DType::kInt64, DType::kUInt8}, {TensorShape{}, TensorShape{kBytes - 16}});
+  RowRing small(&mu, 2 * kRows, {DType::kInt64, DType::kUInt8}, {TensorShape{}, TensorShape{kBytes - 16}});
   EXPECT_FALSE(small.prefetches_rows()) << "1,016 bytes of payload + 8 of id: under the threshold";
 
   auto fill = [](int64_t id, Tensor* bytes) {

@@ -62,7 +62,7 @@ class TensorBuffer {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) Free();
   }
   // n references at once (n > 0): one atomic operation for a container that
-  // hands out many views (see Tensor::SliceAdoptingRef).
+  // hands out many views (see core/tensor_internal.h).
   void Ref(int32_t n) const { refs_.fetch_add(n, std::memory_order_relaxed); }
   void Unref(int32_t n) const {
     if (refs_.fetch_sub(n, std::memory_order_acq_rel) == n) Free();
@@ -83,6 +83,10 @@ class TensorBuffer {
   int64_t num_strings_ = 0;          // std::string objects to destroy
   std::function<void()> release_;    // set for wrapped memory
 };
+
+namespace internal {
+class TensorAttorney;
+}  // namespace internal
 
 class Tensor {
  public:
@@ -173,14 +177,6 @@ class Tensor {
   // Rows [begin, end) along the first dimension, sharing the buffer.
   // REQUIRES: rank() >= 1 and 0 <= begin <= end <= shape().dim(0).
   Tensor Slice(int64_t begin, int64_t end) const;
-  // As Slice, but the view takes over one reference on buffer() that the
-  // caller added beforehand (TensorBuffer::Ref) instead of adding one: no
-  // atomic operation. For a container that pays for its views' references
-  // in bulk, off the line its readers share (RowRing: one Ref(64) per batch
-  // of rows instead of one contended increment per row).
-  Tensor SliceAdoptingRef(int64_t i) const;
-  Tensor SliceAdoptingRef(int64_t begin, int64_t end) const;
-
   // [n] + parts' shape, the parts copied in order. Zero-copy when the parts
   // are adjacent slices of one buffer (an enqueue_many batch coming back out
   // whole). InvalidArgument if dtypes or shapes differ.
@@ -214,6 +210,16 @@ class Tensor {
   friend bool ValuesEqual(const Tensor& a, const Tensor& b);
 
  private:
+  // Internal operations for containers of the layers above (the queue's
+  // ring) reach private members through this attorney
+  // (src/core/tensor_internal.h), not through the public interface.
+  friend class internal::TensorAttorney;
+
+  // As Slice, but the view takes over a reference the caller added to
+  // buffer() beforehand (see TensorAttorney::SliceAdoptingRef).
+  Tensor SliceAdoptingRef(int64_t i) const;
+  Tensor SliceAdoptingRef(int64_t begin, int64_t end) const;
+
   Tensor(DType dtype, TensorShape shape, TensorBuffer* buffer, void* data)
       : dtype_(dtype), shape_(std::move(shape)), buffer_(buffer), data_(data) {}
 

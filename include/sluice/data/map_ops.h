@@ -5,8 +5,8 @@
 //   NativeMap parse = *ParseExampleMap(records->element_spec(), parser);
 //   DatasetPtr examples = *MapWithIndex(records, parse.fn, parse.spec, {.num_parallel_calls = kAutotune});
 //
-// They are the same element-level code as the train layer's producer stages
-// (sluice/train/element_ops.h). A component of dtype kInvalid in the input
+// They are the same element-level code as the pipeline layer's producer stages
+// (sluice/pipeline/element_ops.h). A component of dtype kInvalid in the input
 // signature (not known before iterating) is checked per element instead.
 // Thread-safe: the functions keep no mutable state.
 #ifndef SLUICE_DATA_MAP_OPS_H_

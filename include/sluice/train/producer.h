@@ -80,10 +80,10 @@ class ScopedProducerWait {
 const queue::WaitOptions& CurrentProducerWait();
 
 // Where the record of one producer call came from, for the errors of the
-// stages that decode its bytes (producer_ops.h): a stage opens a
-// RecordOriginScope around the call of its input; a ReaderProducer called
-// inside it (on this thread) notes the key of the record it returns; a
-// failure of the stage on that record is then Annotate()d with it.
+// stages that decode its bytes (sluice/pipeline/producer_ops.h): a stage
+// opens a RecordOriginScope around the call of its input; a ReaderProducer
+// called inside it (on this thread) notes the key of the record it returns;
+// a failure of the stage on that record is then Annotate()d with it.
 // Scopes nest: the innermost one receives the note, and hands it to the
 // enclosing one when it closes, unless that one already has one (so a
 // stage over a stage over a reader knows the record too). Scopes must be

@@ -1,7 +1,7 @@
 // Batching SparseTensors: PackSparse, PackSparseRows, UnpackSparseBatch and
 // the MapPackSparse stage. Expected batches are TensorFlow 2.21's
 // tf.compat.v1.train.batch of the same SparseTensors.
-#include "sluice/train/sparse_batch.h"
+#include "sluice/pipeline/sparse_batch.h"
 
 #include <gtest/gtest.h>
 

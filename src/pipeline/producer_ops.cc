@@ -1,4 +1,4 @@
-#include "sluice/train/producer_ops.h"
+#include "sluice/pipeline/producer_ops.h"
 
 #include <memory>
 #include <string>
@@ -9,7 +9,7 @@
 
 #include "sluice/core/element.h"
 #include "sluice/core/tensor.h"
-#include "sluice/train/element_ops.h"
+#include "sluice/pipeline/element_ops.h"
 
 namespace sluice::train {
 namespace {

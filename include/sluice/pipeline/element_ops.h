@@ -7,8 +7,8 @@
 // Pure functions of their arguments: thread-safe. Errors are the ops' own
 // (InvalidArgument naming the feature; a corrupt image's), plus
 // InvalidArgument when the component is not a string scalar.
-#ifndef SLUICE_TRAIN_ELEMENT_OPS_H_
-#define SLUICE_TRAIN_ELEMENT_OPS_H_
+#ifndef SLUICE_PIPELINE_ELEMENT_OPS_H_
+#define SLUICE_PIPELINE_ELEMENT_OPS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -62,4 +62,4 @@ Status RandomResizedCropElement(Element* e, size_t component, const image::Rando
 
 }  // namespace sluice::train
 
-#endif  // SLUICE_TRAIN_ELEMENT_OPS_H_
+#endif  // SLUICE_PIPELINE_ELEMENT_OPS_H_

@@ -1,4 +1,4 @@
-#include "sluice/train/element_ops.h"
+#include "sluice/pipeline/element_ops.h"
 
 #include <utility>
 #include <variant>

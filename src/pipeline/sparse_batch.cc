@@ -1,4 +1,4 @@
-#include "sluice/train/sparse_batch.h"
+#include "sluice/pipeline/sparse_batch.h"
 
 #include <algorithm>
 #include <bit>

@@ -31,8 +31,8 @@
 // threads at once (Batch/ShuffleBatch with num_threads > 1). Ownership: a
 // stage's producer shares its input producer and whatever it was built with
 // (the parser's plan, the options); building one runs nothing.
-#ifndef SLUICE_TRAIN_PRODUCER_OPS_H_
-#define SLUICE_TRAIN_PRODUCER_OPS_H_
+#ifndef SLUICE_PIPELINE_PRODUCER_OPS_H_
+#define SLUICE_PIPELINE_PRODUCER_OPS_H_
 
 #include <atomic>
 #include <cstddef>
@@ -142,4 +142,4 @@ Result<TypedProducer> MapSelect(TypedProducer input, const std::vector<std::stri
 
 }  // namespace sluice::train
 
-#endif  // SLUICE_TRAIN_PRODUCER_OPS_H_
+#endif  // SLUICE_PIPELINE_PRODUCER_OPS_H_

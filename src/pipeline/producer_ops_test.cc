@@ -1,6 +1,6 @@
 // Native producer stages: MapParseExample, MapDecodeJpeg,
 // MapRandomResizedCrop, MapSelect and the SeedStream.
-#include "sluice/train/producer_ops.h"
+#include "sluice/pipeline/producer_ops.h"
 
 #include <gtest/gtest.h>
 

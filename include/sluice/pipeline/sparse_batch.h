@@ -22,8 +22,8 @@
 // Thread-safety: every function here is a pure function of its arguments;
 // MapPackSparse's producer is as thread-safe as its input (see
 // producer_ops.h) and keeps no state.
-#ifndef SLUICE_TRAIN_SPARSE_BATCH_H_
-#define SLUICE_TRAIN_SPARSE_BATCH_H_
+#ifndef SLUICE_PIPELINE_SPARSE_BATCH_H_
+#define SLUICE_PIPELINE_SPARSE_BATCH_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -37,7 +37,7 @@
 #include "sluice/core/status.h"
 #include "sluice/core/tensor.h"
 #include "sluice/ops/composite_tensor.h"
-#include "sluice/train/producer_ops.h"
+#include "sluice/pipeline/producer_ops.h"
 
 namespace sluice::train {
 
@@ -130,4 +130,4 @@ Result<TypedProducer> MapPackSparse(TypedProducer input, std::vector<SparseCompo
 
 }  // namespace sluice::train
 
-#endif  // SLUICE_TRAIN_SPARSE_BATCH_H_
+#endif  // SLUICE_PIPELINE_SPARSE_BATCH_H_
