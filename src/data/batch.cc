@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::data {
@@ -78,17 +79,27 @@ class BatchDataset : public DatasetBase {
   class Iterator : public DatasetIterator<BatchDataset> {
    public:
     Iterator(const BatchDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Batch")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      const int64_t t0 = NowNanos();
       SLUICE_RETURN_IF_ERROR(
           ReadBatch(input_.get(), dataset_->batch_size_, dataset_->drop_remainder_, &batch_, end_of_sequence));
       if (*end_of_sequence) return Status();
-      return StackBatch(batch_, out);
+      const int64_t t1 = NowNanos();
+      Status s = StackBatch(batch_, out);
+      Node::Bump(node_->wait_ns, t1 - t0);
+      Node::Bump(node_->busy_ns, NowNanos() - t1);
+      if (s.ok()) {
+        Node::Bump(node_->elements, 1);
+        Node::Bump(node_->bytes, ElementBytes(*out));
+      }
+      return s;
     }
 
    private:
     std::unique_ptr<IteratorBase> input_;
     std::vector<Element> batch_;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;

@@ -4,23 +4,43 @@
 #include <thread>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
 
 namespace sluice::data {
 namespace {
 
 // The iterator MakeIterator returns: owns the tree's CancellationManager and
-// cancels it before destroying the tree, so every blocked worker wakes.
+// cancels it before destroying the tree, so every blocked worker wakes; owns
+// the tree's Model, whose tuner it starts on the first GetNext and stops
+// before the tree goes. Its node ("Root") times the consumer: busy between
+// calls, waiting inside them.
 class RootIterator : public IteratorBase {
  public:
-  RootIterator(std::shared_ptr<CancellationManager> cm, std::unique_ptr<IteratorBase> inner)
-      : cm_(std::move(cm)), inner_(std::move(inner)) {}
+  RootIterator(std::shared_ptr<CancellationManager> cm, std::shared_ptr<Model> model,
+               std::unique_ptr<IteratorBase> inner)
+      : cm_(std::move(cm)), model_(std::move(model)), node_(std::make_shared<Node>("Root", false, 1)),
+        inner_(std::move(inner)) {
+    model_->SetRootNode(node_);
+  }
   ~RootIterator() override {
     cm_->StartCancel();
+    model_->Stop();
     inner_.reset();
   }
 
+  std::shared_ptr<Model> model() const override { return model_; }
+
   Status GetNext(Element* out, bool* end_of_sequence) override {
+    const int64_t start = NowNanos();
+    if (last_return_ns_ == 0) {
+      model_->Start();
+    } else {
+      Node::Bump(node_->busy_ns, start - last_return_ns_);
+    }
     Status s = inner_->GetNext(out, end_of_sequence);
+    last_return_ns_ = NowNanos();
+    Node::Bump(node_->wait_ns, last_return_ns_ - start);
+    if (s.ok() && !*end_of_sequence) Node::Bump(node_->elements, 1);
     if (errors::IsOutOfRange(s)) {
       // OutOfRange would read as the end of the sequence to a caller.
       return Status(Code::kInternal, "an iterator returned OutOfRange instead of end_of_sequence: " + s.message());
@@ -30,7 +50,10 @@ class RootIterator : public IteratorBase {
 
  private:
   std::shared_ptr<CancellationManager> cm_;
+  const std::shared_ptr<Model> model_;
+  const std::shared_ptr<Node> node_;
   std::unique_ptr<IteratorBase> inner_;
+  int64_t last_return_ns_ = 0;  // 0 until the first GetNext
 };
 
 }  // namespace
@@ -50,9 +73,9 @@ std::string ElementSpec::DebugString() const {
 }
 
 std::unique_ptr<IteratorBase> DatasetBase::MakeIterator() const {
-  IteratorContext ctx{std::make_shared<CancellationManager>()};
+  IteratorContext ctx{std::make_shared<CancellationManager>(), std::make_shared<Model>()};
   std::unique_ptr<IteratorBase> inner = MakeIteratorInternal(ctx);
-  return std::make_unique<RootIterator>(std::move(ctx.cancellation), std::move(inner));
+  return std::make_unique<RootIterator>(std::move(ctx.cancellation), std::move(ctx.model), std::move(inner));
 }
 
 CancelRegistration::CancelRegistration(const IteratorContext& ctx, std::function<void()> on_cancel)

@@ -45,12 +45,17 @@ namespace sluice::data {
 // tf.data's cardinality values (tf.data.INFINITE_CARDINALITY, UNKNOWN_CARDINALITY).
 inline constexpr int64_t kInfiniteCardinality = -1;
 inline constexpr int64_t kUnknownCardinality = -2;
-// tf.data.AUTOTUNE: for now, the number of cores (num_parallel_calls,
-// cycle_length) or a buffer of that many elements (prefetch).
+// tf.data.AUTOTUNE: a parallel map's num_parallel_calls and a prefetch's
+// buffer_size are tuned while iterating (model.cc; Options.autotune); a
+// cycle_length or num_parallel_reads becomes the number of cores.
 inline constexpr int64_t kAutotune = -1;
 
-// What AUTOTUNE resolves to: the number of cores (at least 1).
+// The number of cores (at least 1): AUTOTUNE's cycle_length, and the default
+// CPU budget.
 int64_t AutotuneParallelism();
+
+// The performance model of one iterator tree (src/data/model.h).
+class Model;
 
 // The signature of every element: component i has dtypes[i] and a shape
 // compatible with shapes[i]. dtype kInvalid means "not known before the
@@ -68,6 +73,9 @@ struct ElementSpec {
 // Shared by every iterator of one tree (one MakeIterator() call).
 struct IteratorContext {
   std::shared_ptr<CancellationManager> cancellation;
+  // Statistics, merged Options and AUTOTUNE of the tree; null in an
+  // IteratorContext made by hand (no statistics, no tuning).
+  std::shared_ptr<Model> model = nullptr;
 };
 
 class IteratorBase {
@@ -84,6 +92,10 @@ class IteratorBase {
   // May block until an input or a worker delivers. Not thread-safe: one
   // caller at a time.
   [[nodiscard]] virtual Status GetNext(Element* out, bool* end_of_sequence) = 0;
+
+  // The tree's model: set on the root iterator that MakeIterator returns,
+  // null on inner ones.
+  virtual std::shared_ptr<Model> model() const { return nullptr; }
 };
 
 class DatasetBase : public std::enable_shared_from_this<DatasetBase> {
