@@ -182,7 +182,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     mu_.AssertHeld();
     parallelism_ = std::clamp<int64_t>(p, 1, max_parallelism_);
     Node::Set(node_->parallelism, parallelism_);
-    Node::Set(node_->buffer_size, 2 * parallelism_ * static_cast<int64_t>(ChunkSize()));
+    Node::Set(node_->buffer_size, (2 * parallelism_ + 1) * static_cast<int64_t>(ChunkSize()));
     space_cv_.SignalAll();
   }
 
@@ -230,6 +230,9 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
             chunk.push_back(std::make_shared<Slot>());
             slots_.push_back(chunk.back());
           }
+          // At most 2 x parallelism_ chunks, plus the one being reserved.
+          Node::Set(node_->buffer_size, (2 * parallelism_ + 1) * static_cast<int64_t>(want));
+          Node::Set(node_->buffer_fill, static_cast<int64_t>(slots_.size()));
         }
         elements.resize(chunk.size());
         size_t got = 0;

@@ -71,6 +71,8 @@ StageStats Node::Snapshot() const {
   s.cpu_ns = cpu_ns.load(std::memory_order_relaxed);
   s.wait_ns = wait_ns.load(std::memory_order_relaxed);
   s.buffer_size = buffer_size.load(std::memory_order_relaxed);
+  // A parallel map's capacity follows its chunk size, which may have shrunk
+  // since the fill was counted.
   s.buffer_fill = std::min(buffer_fill.load(std::memory_order_relaxed), s.buffer_size);
   s.parallelism = parallelism.load(std::memory_order_relaxed);
   s.autotune = autotune;

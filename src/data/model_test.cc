@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "data/data_test_util.h"
@@ -28,11 +29,11 @@ MapFn Identity() {
   return [](Element e) -> Result<Element> { return e; };
 }
 
-const StageStats* Find(const std::vector<StageStats>& stats, const std::string& name) {
+std::optional<StageStats> Find(const std::vector<StageStats>& stats, const std::string& name) {
   for (const StageStats& s : stats) {
-    if (s.name == name) return &s;
+    if (s.name == name) return s;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 // Reads `it` for `d`, the consumer sleeping `per_element` per element;
@@ -47,7 +48,7 @@ int64_t Consume(IteratorBase& it, std::chrono::milliseconds d, std::chrono::micr
     EXPECT_TRUE(it.GetNext(&e, &end).ok());
     if (end) break;
     if (per_element.count() > 0) std::this_thread::sleep_for(per_element);
-    const StageStats* s = Find(IteratorStats(it), stage);
+    std::optional<StageStats> s = Find(IteratorStats(it), stage);
     if (s) most = std::max(most, s->parallelism);
   }
   return most;
@@ -160,8 +161,8 @@ TEST(AutotuneTest, ParallelismConvergesToWhatASlowConsumerNeeds) {
                            MapOptions{.num_parallel_calls = kAutotune}));
   auto it = Must(WithOptions(ds, o))->MakeIterator();
   Consume(*it, 1500ms, 1000us, "ParallelMap");
-  const StageStats* s = Find(IteratorStats(*it), "ParallelMap");
-  ASSERT_NE(s, nullptr);
+  std::optional<StageStats> s = Find(IteratorStats(*it), "ParallelMap");
+  ASSERT_TRUE(s.has_value());
   EXPECT_TRUE(s->autotune);
   EXPECT_GE(s->parallelism, 4);
   EXPECT_LE(s->parallelism, 8);
@@ -246,7 +247,7 @@ TEST(AutotuneTest, APrefetchBufferGrowsOnUnderflowWithinTheRamBudget) {
     ASSERT_TRUE(it->GetNext(&e, &end).ok());
     if (end) break;
     std::this_thread::sleep_for(100us);
-    const StageStats* s = Find(IteratorStats(*it), "Prefetch");
+    std::optional<StageStats> s = Find(IteratorStats(*it), "Prefetch");
     biggest = std::max(biggest, s->buffer_size);
     EXPECT_LE(s->buffer_fill, s->buffer_size);
     EXPECT_LE(it->model()->reserved_bytes(), 8 * 16);
