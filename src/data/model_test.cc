@@ -164,8 +164,9 @@ TEST(AutotuneTest, ParallelismConvergesToWhatASlowConsumerNeeds) {
   std::optional<StageStats> s = Find(IteratorStats(*it), "ParallelMap");
   ASSERT_TRUE(s.has_value());
   EXPECT_TRUE(s->autotune);
-  EXPECT_GE(s->parallelism, 4);
-  EXPECT_LE(s->parallelism, 8);
+  // Loose bounds: on a loaded machine sleeps overshoot.
+  EXPECT_GE(s->parallelism, 3);
+  EXPECT_LE(s->parallelism, 10);
 }
 
 TEST(AutotuneTest, ParallelismStartsAtOneAndNeverExceedsTheCpuBudget) {
