@@ -13,7 +13,7 @@ namespace {
 // cancels it before destroying the tree, so every blocked worker wakes; owns
 // the tree's Model, whose tuner it starts on the first GetNext and stops
 // before the tree goes. Its node ("Root") times the consumer: busy between
-// calls, waiting inside them.
+// calls, waiting inside them (sampled).
 class RootIterator : public IteratorBase {
  public:
   RootIterator(std::shared_ptr<CancellationManager> cm, std::shared_ptr<Model> model,
@@ -30,16 +30,24 @@ class RootIterator : public IteratorBase {
 
   std::shared_ptr<Model> model() const override { return model_; }
 
+  // One call in Node::kSampleEvery is timed, with the consumer's time
+  // after it.
   Status GetNext(Element* out, bool* end_of_sequence) override {
-    const int64_t start = NowNanos();
-    if (last_return_ns_ == 0) {
+    if (!started_) {
+      started_ = true;
       model_->Start();
-    } else {
-      Node::Bump(node_->busy_ns, start - last_return_ns_);
+    }
+    const bool sample = calls_++ % Node::kSampleEvery == 0;
+    const int64_t start = sample || gap_start_ns_ != 0 ? NowNanos() : 0;
+    if (gap_start_ns_ != 0) {
+      Node::Bump(node_->busy_ns, (start - gap_start_ns_) * Node::kSampleEvery);
+      gap_start_ns_ = 0;
     }
     Status s = inner_->GetNext(out, end_of_sequence);
-    last_return_ns_ = NowNanos();
-    Node::Bump(node_->wait_ns, last_return_ns_ - start);
+    if (sample) {
+      gap_start_ns_ = NowNanos();
+      Node::Bump(node_->wait_ns, (gap_start_ns_ - start) * Node::kSampleEvery);
+    }
     if (s.ok() && !*end_of_sequence) Node::Bump(node_->elements, 1);
     if (errors::IsOutOfRange(s)) {
       // OutOfRange would read as the end of the sequence to a caller.
@@ -53,7 +61,9 @@ class RootIterator : public IteratorBase {
   const std::shared_ptr<Model> model_;
   const std::shared_ptr<Node> node_;
   std::unique_ptr<IteratorBase> inner_;
-  int64_t last_return_ns_ = 0;  // 0 until the first GetNext
+  bool started_ = false;
+  uint64_t calls_ = 0;
+  int64_t gap_start_ns_ = 0;  // the return of a timed call; 0 if the last was not timed
 };
 
 }  // namespace

@@ -254,6 +254,9 @@ void UpdateWindow(const Node& n, bool has_cpu, TuneWindow& w) {
   const int64_t busy = n.busy_ns.load(std::memory_order_relaxed);
   const int64_t cpu = n.cpu_ns.load(std::memory_order_relaxed);
   const int64_t de = e - w.elements;
+  // Sequential stages time one element in kSampleEvery: a window without a
+  // timed element waits for the next (its elements are counted then).
+  if (busy == w.busy_ns) return;
   if (de > 0) {
     const double wall = static_cast<double>(busy - w.busy_ns) / static_cast<double>(de);
     const double c = has_cpu ? static_cast<double>(cpu - w.cpu_ns) / static_cast<double>(de) : wall;

@@ -51,7 +51,7 @@ class Node {
 
   // A sequential stage times one element in kSampleEvery (and counts its
   // time that many times over), so that counting costs little per element.
-  static constexpr int64_t kSampleEvery = 8;
+  static constexpr int64_t kSampleEvery = 32;
   bool SampleNext() const { return elements.load(std::memory_order_relaxed) % kSampleEvery == 0; }
 
   // The tuner's request: runs the stage's apply function (under apply_mu_,
