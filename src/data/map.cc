@@ -145,17 +145,18 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     Element element;
   };
 
-  // Options are final by now (the root has started): AUTOTUNE starts as
-  // many threads as the CPU budget, of which parallelism_ work at once.
+  // Options are final by now (the root has started): AUTOTUNE starts
+  // Model::max_parallelism() threads, of which parallelism_ work at once.
   void StartThreads() SLUICE_EXCLUDES(mu_) {
     deterministic_ = model_ ? model_->deterministic(dataset_->options_.deterministic)
                             : dataset_->options_.deterministic.value_or(true);
     int64_t n = 0;
     {
       MutexLock lock(&mu_);
-      n = autotune_ ? (model_ ? model_->cpu_budget() : AutotuneParallelism()) : parallelism_;
+      n = autotune_ ? (model_ ? model_->max_parallelism() : AutotuneParallelism()) : parallelism_;
       max_parallelism_ = n;
-      if (autotune_ && !(model_ && model_->autotune_enabled())) parallelism_ = n;
+      // AUTOTUNE without tuning: one call per core of the budget.
+      if (autotune_ && !(model_ && model_->autotune_enabled())) parallelism_ = model_ ? model_->cpu_budget() : n;
       SetParallelismLocked(parallelism_);
     }
     if (autotune_) node_->SetApply([this](int64_t p) {

@@ -9,7 +9,9 @@
 // budget B bounds the rate of the pipeline: R = B / (CPU time of every stage
 // per reference element), and no faster than 1.25 x the consumer asks for.
 // By Little's law an AUTOTUNE stage then needs wall-time-per-element x R
-// calls in flight, rounded up and clamped to [1, B].
+// calls in flight, rounded up and clamped to [1, kMaxCallsPerCore x B]: the
+// CPU the stages use is R x their CPU time, within B, however many calls
+// wait (for I/O, or for cores other processes hold).
 #include "data/model.h"
 
 #include <time.h>
@@ -274,6 +276,7 @@ void UpdateWindow(const Node& n, bool has_cpu, TuneWindow& w) {
 void Model::TuneOnce() {
   MutexLock tune_lock(&tune_mu_);
   const int64_t budget = cpu_budget();
+  const int64_t most = max_parallelism();
   struct Live {
     std::shared_ptr<Node> node;
     TuneWindow* window;
@@ -313,7 +316,7 @@ void Model::TuneOnce() {
       if (!l.node->autotune || l.window->wall_per_element <= 0) continue;
       const double ratio = static_cast<double>(l.node->elements.load(std::memory_order_relaxed)) / ref_elements;
       const double want = std::ceil(l.window->wall_per_element * ratio * rate);
-      const int64_t p = std::clamp<int64_t>(static_cast<int64_t>(std::min(want, 1e9)), 1, budget);
+      const int64_t p = std::clamp<int64_t>(static_cast<int64_t>(std::min(want, 1e9)), 1, most);
       const int64_t current = l.node->parallelism.load(std::memory_order_relaxed);
       // Up at once; down only by a clear margin, so that noise does not
       // make the stage oscillate.

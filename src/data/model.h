@@ -137,6 +137,13 @@ class Model {
 
   // How often the tuner re-tunes.
   static constexpr std::chrono::milliseconds kTunePeriod{100};
+  // An AUTOTUNE stage's calls in flight are at most this many per core of
+  // the CPU budget: more calls than cores pay off only while calls wait
+  // (I/O, or cores taken by other processes), and the CPU they use stays
+  // within the budget by the model.
+  static constexpr int64_t kMaxCallsPerCore = 2;
+  // The most calls in flight of an AUTOTUNE stage (threads it starts).
+  int64_t max_parallelism() const SLUICE_EXCLUDES(mu_) { return kMaxCallsPerCore * cpu_budget(); }
 
  private:
   struct Entry {

@@ -76,12 +76,11 @@ Result<DatasetPtr> FixedLengthRecordDataset(std::vector<std::string> filenames, 
 
 struct MapOptions {
   // nullopt: sequential, on the caller's thread. >= 1: that many worker
-  // threads; kAutotune: up to the CPU budget's, as many working at once as
-  // the tuner sets (starting at 1). Up to twice as many chunks as calls in
-  // flight; a chunk is
-  // one element for a slow function, up to 32 for a fast one (whatever
-  // takes about 50 us), so that cheap functions are not dominated by
-  // thread hand-offs.
+  // threads; kAutotune: twice as many threads as the CPU budget, of which
+  // as many work at once as the tuner sets (starting at 1). Up to twice as many
+  // chunks as calls in flight; a chunk is one element for a slow function,
+  // up to 32 for a fast one (whatever takes about 50 us), so that cheap
+  // functions are not dominated by thread hand-offs.
   std::optional<int64_t> num_parallel_calls;
   // false: a parallel map hands out whichever element is ready first.
   // nullopt: Options' deterministic (default true).
@@ -147,7 +146,8 @@ struct InterleaveOptions {
   // its own thread (up to block_length elements), in TF's deterministic
   // order.
   std::optional<int64_t> num_parallel_calls;
-  std::optional<bool> deterministic = std::nullopt;  // nullopt: Options' (the order is always deterministic for now)
+  // nullopt: Options'. Accepted: the order is always the deterministic one.
+  std::optional<bool> deterministic = std::nullopt;
 };
 // tf.data interleave: cycle_length datasets opened from input elements,
 // block_length elements from each in turn.
@@ -163,7 +163,9 @@ Result<DatasetPtr> Cache(DatasetPtr input);
 // None). Options of a tree merge as TF merges them (MergeOptions).
 struct AutotuneOptions {
   std::optional<bool> enabled;         // nullopt: true
-  std::optional<int64_t> cpu_budget;   // cores AUTOTUNE may keep busy; nullopt or 0: all cores
+  // Cores AUTOTUNE may keep busy (each AUTOTUNE stage runs at most 2 calls
+  // per core); nullopt or 0: all cores.
+  std::optional<int64_t> cpu_budget;
   std::optional<int64_t> ram_budget;   // bytes of AUTOTUNE buffers; nullopt or 0: half of RAM
 };
 struct ThreadingOptions {
@@ -201,7 +203,7 @@ struct StageStats {
 };
 // A snapshot of every live stage of the tree of `root` (an iterator that
 // MakeIterator returned; empty otherwise), sources first, "Root" last.
-// Thread-safe: any thread, while the iterator is used.
+// Thread-safe: any thread, at any time while `root` is alive.
 std::vector<StageStats> IteratorStats(const IteratorBase& root);
 // The options in effect for the tree of `root` (merged; defaults if none).
 Options IteratorOptions(const IteratorBase& root);
