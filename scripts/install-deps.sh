@@ -24,6 +24,8 @@ APT_PACKAGES=(
   # benchmark peers, readers, image ops
   libtbb-dev libconcurrentqueue-dev
   zlib1g-dev libjpeg62-turbo-dev libpng-dev
+  # the test that renders `sluice doctor`'s HTML report (headless)
+  chromium
 )
 
 missing=()

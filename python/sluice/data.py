@@ -6,7 +6,9 @@ built from sources (``Dataset.range``, ``from_tensors``,
 :class:`FixedLengthRecordDataset`) and transformations (``map``, ``filter``,
 ``batch``, ``padded_batch``, ``unbatch``, ``shuffle``, ``prefetch``,
 ``repeat``, ``take``, ``skip``, ``shard``, ``zip``, ``concatenate``,
-``enumerate``, ``interleave``, ``flat_map``, ``cache``), with TensorFlow's
+``enumerate``, ``interleave``, ``flat_map``, ``cache``, ``window``, ``scan``,
+``take_while``, ``unique``, ``ignore_errors``, ``rebatch``,
+``group_by_window``, ``bucket_by_sequence_length``), with TensorFlow's
 names, arguments, defaults, element orders and cardinalities. The engine is
 C++ (``sluice::data``): parallel map, prefetch and parallel interleave run on
 C++ threads; ``for x in dataset`` yields numpy arrays (tuples and dicts as the
@@ -46,6 +48,7 @@ import numpy as np
 from sluice import _core
 from sluice import dtypes as _dtypes
 from sluice import errors  # noqa: F401  (the exceptions iteration raises)
+from sluice import _data_sources
 from sluice.queue import _get_seed, _to_component
 from sluice.sparse_tensor import SparseTensor
 
@@ -367,8 +370,8 @@ class DatasetV2:
     def from_tensor_slices(tensors, name=None):
         """The slices of `tensors` (a value, tuple or dict of values) along their first dimension."""
         structure = _structure_of(tensors)
-        if structure is _SPARSE or (isinstance(structure, (dict, tuple)) and _SPARSE in _leaves(structure)):
-            raise NotImplementedError("from_tensor_slices of a SparseTensor")
+        if _SPARSE in _leaves(structure):
+            return _data_sources.from_tensor_slices(tensors, structure)
         values, enums = _components(tensors, structure)
         for v in values:
             if np.ndim(v) == 0:
@@ -444,7 +447,9 @@ class DatasetV2:
 
     @property
     def element_spec(self):
-        """The nested TensorSpec (SparseTensorSpec) of every element."""
+        """The nested TensorSpec (SparseTensorSpec; DatasetSpec for a window) of every element."""
+        if _data_xforms.is_window(self._structure):
+            return _data_xforms.window_element_spec(self)
         return _spec_of(self._structure, self._core.element_spec())
 
     def cardinality(self):
@@ -519,7 +524,8 @@ class DatasetV2:
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
         """batch_size consecutive elements stacked (the last batch smaller unless drop_remainder)."""
-        _reject_sparse(self._structure, "batch")
+        if _SPARSE in _leaves(self._structure):
+            return _data_sources.batch(self, batch_size, drop_remainder)
         return Dataset(_d.batch(self._core, _int(batch_size, "batch_size"), bool(drop_remainder)), self._structure)
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False, name=None):
@@ -544,6 +550,8 @@ class DatasetV2:
 
     def unbatch(self, name=None):
         """Each element split along its first dimension."""
+        if _SPARSE in _leaves(self._structure):
+            return _data_sources.unbatch(self)
         return Dataset(_d.unbatch(self._core), self._structure)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
@@ -594,6 +602,8 @@ class DatasetV2:
         block = 1 if block_length is None else _int(block_length, "block_length")
         npc = _opt_int(num_parallel_calls, "num_parallel_calls")
         det = None if deterministic is None else bool(deterministic)
+        if _data_xforms.is_window(self._structure):
+            return _data_xforms.interleave_windows(self, map_func, cycle, block, npc, det)
         in_structure = self._structure
         pack = _packer(in_structure)
         star = type(in_structure) is tuple
@@ -624,10 +634,60 @@ class DatasetV2:
         return self.interleave(map_func, cycle_length=1, block_length=1)
 
     def cache(self, filename="", name=None):
-        """Elements kept in memory by the first complete pass and replayed after it."""
+        """Elements kept by the first complete pass and replayed after it: in memory, or with
+        `filename` in that file (written under a temporary name renamed at the end; a second pass
+        writing it at the same time raises AlreadyExistsError; a corrupt file DataLossError)."""
         if filename:
-            raise NotImplementedError("sluice.data: cache(filename) is not implemented yet; use cache()")
+            return Dataset(_d.cache_file(self._core, os.fspath(filename)), self._structure)
         return Dataset(_d.cache(self._core), self._structure)
+
+    # -- windows, scans, grouping (window, scan, take_while, unique, ignore_errors, rebatch,
+    # group_by_window, bucket_by_sequence_length: sluice/_data_xforms.py)
+
+    def window(self, size, shift=None, stride=1, drop_remainder=False, name=None):
+        """Windows of `size` elements, one starting every `shift` (None: size), taking every `stride`-th
+        element; the last windows are partial unless drop_remainder. Each window is the element's
+        structure with every component a Dataset (tf.data's nested datasets); iterate them, or
+        flat_map / interleave over them (``ds.window(3).flat_map(lambda w: w.batch(3))``)."""
+        return _data_xforms.window(self, size, shift, stride, drop_remainder)
+
+    def scan(self, initial_state, scan_func, name=None):
+        """``scan_func(state, element) -> (new_state, output)`` (Python) of each element, the state
+        carried along from `initial_state` (its structure and dtypes must stay the same)."""
+        return _data_xforms.scan(self, initial_state, scan_func)
+
+    def take_while(self, predicate, name=None):
+        """The elements before the first for which `predicate` (Python, a bool) is false."""
+        return _data_xforms.take_while(self, predicate)
+
+    def unique(self, name=None):
+        """Each distinct element once (a single int32, int64 or string component)."""
+        return _data_xforms.unique(self)
+
+    def ignore_errors(self, log_warning=False, name=None):
+        """Skips the elements whose production fails (a corrupt record, a failing map function); the
+        iterator's ``skipped_errors`` counts them; log_warning logs each to the "sluice" logger."""
+        return _data_xforms.ignore_errors(self, log_warning)
+
+    def rebatch(self, batch_size, drop_remainder=False, name=None):
+        """The input's batches re-cut into batches of `batch_size` (an int, or a list cycled through):
+        ``unbatch().batch(n)`` without unbatching element by element."""
+        return _data_xforms.rebatch(self, batch_size, drop_remainder)
+
+    def group_by_window(self, key_func, reduce_func, window_size=None, window_size_func=None, name=None):
+        """Elements grouped by ``key_func(element)`` (an int64); each window of `window_size` (or
+        ``window_size_func(key)``) elements of a key, and each key's rest at the end (in key order),
+        becomes the elements of ``reduce_func(key, window_dataset)``."""
+        return _data_xforms.group_by_window(self, key_func, reduce_func, window_size, window_size_func)
+
+    def bucket_by_sequence_length(self, element_length_func, bucket_boundaries, bucket_batch_sizes,
+                                  padded_shapes=None, padding_values=None, pad_to_bucket_boundary=False,
+                                  no_padding=False, drop_remainder=False, name=None):
+        """Elements batched (padded) with others of a similar length: bucket i holds lengths in
+        [bucket_boundaries[i-1], bucket_boundaries[i]) and batches bucket_batch_sizes[i] of them."""
+        return _data_xforms.bucket_by_sequence_length(
+            self, element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes, padding_values,
+            pad_to_bucket_boundary, no_padding, drop_remainder)
 
     def apply(self, transformation_func):
         """transformation_func(self)."""
@@ -636,6 +696,26 @@ class DatasetV2:
     def with_options(self, options, name=None):
         """Accepted for compatibility; sluice has no dataset options yet."""
         return self
+
+    # -- sources: list_files, sampling (sluice/_data_sources.py)
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None, name=None):
+        return _data_sources.list_files(file_pattern, shuffle, seed, name)
+
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None):
+        return _data_sources.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset,
+                                                  rerandomize_each_iteration)
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+        return _data_sources.choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
+
+    list_files.__doc__ = _data_sources.list_files.__doc__
+    sample_from_datasets.__doc__ = _data_sources.sample_from_datasets.__doc__
+    choose_from_datasets.__doc__ = _data_sources.choose_from_datasets.__doc__
 
     # -- TF 1
 
@@ -687,8 +767,10 @@ def _broadcast(structure, value, is_shape=False):
 
 
 def _first_components(dataset):
-    """The first element's flat components (list of numpy), or None for an empty dataset."""
-    it = dataset._core.make_iterator()
+    """The first element's flat components (list of numpy), or None for an empty dataset.
+
+    A probe pass: a source that consumes shared input (from_queue) gives a zero element instead."""
+    it = dataset._core.make_probe_iterator()
     try:
         return it.next()
     finally:
@@ -741,13 +823,17 @@ class Iterator:
     def __init__(self, dataset):
         self._dataset = dataset
         self._it = dataset._core.make_iterator()
-        self._pack = _packer(dataset._structure)
+        self._read = _d.Iterator.next
+        if _data_xforms.is_window(dataset._structure):
+            self._read, self._pack = _data_xforms.window_reader(dataset)
+        else:
+            self._pack = _packer(dataset._structure)
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        flat = self._it.next()
+        flat = self._read(self._it)
         if flat is None:
             raise StopIteration
         return self._pack(flat)
@@ -756,7 +842,7 @@ class Iterator:
 
     def get_next(self, name=None):
         """The next element; OutOfRangeError at the end (TF 1's iterator)."""
-        flat = self._it.next()
+        flat = self._read(self._it)
         if flat is None:
             raise errors.OutOfRangeError(None, None, "End of sequence")
         return self._pack(flat)
@@ -772,6 +858,11 @@ class Iterator:
             self._it.close()
             self._it = self._dataset._core.make_iterator()
         return initialize
+
+    @property
+    def skipped_errors(self):
+        """How many elements ``ignore_errors`` has skipped in this pass so far."""
+        return _d.skipped_errors(self._it)
 
     def close(self):
         self._it.close()
@@ -807,6 +898,16 @@ def _compression(compression_type):
     return compression_type.decode() if isinstance(compression_type, bytes) else str(compression_type)
 
 
+def _reader_of(kind, filenames, compression_type, buffer_size, num_parallel_reads, record_bytes=1,
+               header_bytes=None, footer_bytes=None):
+    """A reader over a dataset of file names: each file opened as the dataset yields it (TF's flat_map)."""
+    return _d.reader_of(kind, filenames._core, _compression(compression_type),
+                        0 if buffer_size is None else _int(buffer_size, "buffer_size"),
+                        _opt_int(num_parallel_reads, "num_parallel_reads"), _int(record_bytes, "record_bytes"),
+                        0 if header_bytes is None else _int(header_bytes, "header_bytes"),
+                        0 if footer_bytes is None else _int(footer_bytes, "footer_bytes"))
+
+
 class TFRecordDataset(DatasetV2):
     """The records of TFRecord files (``tf.data.TFRecordDataset``), one string scalar each.
 
@@ -816,6 +917,9 @@ class TFRecordDataset(DatasetV2):
     """
 
     def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+        if isinstance(filenames, DatasetV2):
+            return super().__init__(_reader_of("tfrecord", filenames, compression_type, buffer_size,
+                                               num_parallel_reads), _LEAF)
         core = _d.tfrecord(_filenames(filenames), _compression(compression_type),
                            0 if buffer_size is None else _int(buffer_size, "buffer_size"),
                            _opt_int(num_parallel_reads, "num_parallel_reads"))
@@ -826,6 +930,9 @@ class TextLineDataset(DatasetV2):
     """The lines of text files (``tf.data.TextLineDataset``), without line endings."""
 
     def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+        if isinstance(filenames, DatasetV2):
+            return super().__init__(_reader_of("text_line", filenames, compression_type, buffer_size,
+                                               num_parallel_reads), _LEAF)
         core = _d.text_line(_filenames(filenames), _compression(compression_type),
                             0 if buffer_size is None else _int(buffer_size, "buffer_size"),
                             _opt_int(num_parallel_reads, "num_parallel_reads"))
@@ -837,6 +944,9 @@ class FixedLengthRecordDataset(DatasetV2):
 
     def __init__(self, filenames, record_bytes, header_bytes=None, footer_bytes=None, buffer_size=None,
                  compression_type=None, num_parallel_reads=None, name=None):
+        if isinstance(filenames, DatasetV2):
+            return super().__init__(_reader_of("fixed_length", filenames, compression_type, buffer_size,
+                                               num_parallel_reads, record_bytes, header_bytes, footer_bytes), _LEAF)
         core = _d.fixed_length(_filenames(filenames), _int(record_bytes, "record_bytes"),
                                0 if header_bytes is None else _int(header_bytes, "header_bytes"),
                                0 if footer_bytes is None else _int(footer_bytes, "footer_bytes"),
@@ -992,8 +1102,43 @@ class _Experimental:
                 batch_size, drop_remainder=drop_remainder)
         return apply
 
+    # -- sources (sluice/_data_sources.py)
+    CsvDataset = _data_sources.CsvDataset
+    make_csv_dataset = staticmethod(_data_sources.make_csv_dataset)
+    sample_from_datasets = staticmethod(_data_sources.sample_from_datasets)
+    choose_from_datasets = staticmethod(_data_sources.choose_from_datasets)
+    # -- frameworks: the queue bridge (sluice._data_frameworks)
+
+    @staticmethod
+    def from_queue(queue):
+        """A Dataset dequeuing from a sluice queue until it is closed and empty (see sluice._data_frameworks)."""
+        from sluice import _data_frameworks
+        return _data_frameworks.from_queue(queue)
+
 
 experimental = _Experimental()
+
+
+# -- windows, scans, grouping: experimental names (sluice/_data_xforms.py)
+
+from sluice import _data_xforms  # noqa: E402  (it imports this module)
+
+DatasetSpec = _data_xforms.DatasetSpec
+
+
+def _transformation(method):
+    """tf.data.experimental's form of a Dataset method: a function for ``dataset.apply``."""
+    def make(*args, **kwargs):
+        return lambda dataset: method(dataset, *args, **kwargs)
+    make.__name__ = method.__name__
+    make.__doc__ = "``tf.data.experimental.%s``: for ``dataset.apply``; see ``Dataset.%s``." % (
+        method.__name__, method.__name__)
+    return staticmethod(make)
+
+
+for _name in ("scan", "take_while", "unique", "ignore_errors", "group_by_window", "bucket_by_sequence_length"):
+    setattr(_Experimental, _name, _transformation(getattr(DatasetV2, _name)))
+del _name
 
 
 # -- options, statistics and AUTOTUNE (tf.data.Options: _data_options.py)

@@ -741,3 +741,8 @@ from sluice._example import (BytesList, Example, Feature, FeatureList, FeatureLi
 
 __all__ += ["Example", "Features", "Feature", "BytesList", "FloatList", "Int64List", "FeatureList",
             "FeatureLists", "SequenceExample"]
+
+# tf.data into the queues: a QueueRunner enqueuing a Dataset (sluice._data_frameworks).
+from sluice._data_frameworks import dataset_queue_runner, enqueue_dataset  # noqa: E402
+
+__all__ += ["dataset_queue_runner", "enqueue_dataset"]

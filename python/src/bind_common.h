@@ -34,6 +34,9 @@ class ReaderBase;
 namespace sluice::ops {
 class ExampleParser;
 }  // namespace sluice::ops
+namespace sluice::train {
+class QueueRunner;
+}  // namespace sluice::train
 
 namespace sluice::python {
 
@@ -224,6 +227,9 @@ struct QueueHandle {
   std::shared_ptr<queue::Queue> queue;
 };
 
+// A _core.QueueRunner (bind_train.cc) owning `runner`. REQUIRES: the GIL.
+nb::object WrapQueueRunner(std::shared_ptr<train::QueueRunner> runner);
+
 // The C++ objects behind Python objects of other binding files, for the
 // native producers of bind_pipeline.cc. TypeError (nb::cast) for an object of
 // another type. REQUIRES: the GIL is held.
@@ -247,6 +253,7 @@ void BindCore(nb::module_& m);
 void BindQueue(nb::module_& m);
 void BindTrain(nb::module_& m);
 void BindIo(nb::module_& m);   // bind_io.cc: records, readers, TFRecord files
+void BindIoScan(nb::module_& m);  // bind_io_scan.cc: scan_records (called by BindIo)
 void BindOps(nb::module_& m);  // bind_ops.cc: Example parsing, CSV, decode_*
 void BindImageCodec(nb::module_& m);  // bind_image_codec.cc: decode/encode JPEG, PNG
 void BindImageOps(nb::module_& m);    // bind_image_ops.cc: resize, crop, flip, colour

@@ -6,8 +6,9 @@
 //   _core.data.map_py/...     Python functions as map, filter and interleave functions
 //   _core.data.map_parse_example/...  the native map functions of map_ops.h
 //
-// Threads: next() runs GetNext without the GIL. Python functions run on the
-// iterator's worker threads (or the consumer's, for a sequential map), each
+// Threads: next() runs GetNext without the GIL, its waits answering Ctrl-C
+// (bind_data_pass.h). Python functions run on the iterator's worker threads
+// (or the consumer's, for a sequential map), each
 // call taking the GIL; an exception becomes the element's error status (an
 // OpError keeps its code, anything else is Unknown) and so reaches the
 // caller at that element. Closing an iterator releases the GIL, then cancels
@@ -34,6 +35,8 @@
 #include <vector>
 
 #include "bind_common.h"
+#include "bind_data.h"
+#include "bind_data_pass.h"
 #include "bind_data_autotune.h"
 #include "sluice/core/mutex.h"
 #include "sluice/data/datasets.h"
@@ -42,7 +45,6 @@
 #include "sluice/ops/parse_example.h"
 
 namespace sluice::python {
-namespace {
 
 using data::DatasetPtr;
 
@@ -61,46 +63,12 @@ bool PythonGone() {
   while (true) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
-struct DataDatasetHandle {
-  DatasetPtr ds;
-};
-
-struct DataIteratorHandle;
+namespace {
 
 // The live iterators, so that an atexit hook can stop their threads while
 // the interpreter still runs (a worker may need the GIL to finish a call).
 Mutex g_iterators_mu;
 std::set<DataIteratorHandle*> g_iterators SLUICE_GUARDED_BY(g_iterators_mu);
-
-// One pass. Destroying the tree runs without the GIL: it joins worker threads
-// that may be waiting for it.
-struct DataIteratorHandle {
-  explicit DataIteratorHandle(std::unique_ptr<data::IteratorBase> iterator) : it(std::move(iterator)) {
-    MutexLock lock(&g_iterators_mu);
-    g_iterators.insert(this);
-  }
-  DataIteratorHandle(const DataIteratorHandle&) = delete;
-  DataIteratorHandle& operator=(const DataIteratorHandle&) = delete;
-  ~DataIteratorHandle() {
-    {
-      MutexLock lock(&g_iterators_mu);
-      g_iterators.erase(this);
-    }
-    Close();
-  }
-  // REQUIRES: the GIL is held.
-  void Close() {
-    if (!it) return;
-    if (PythonGone()) {
-      (void)it.release();  // the process is ending; a worker may hold the GIL for ever
-      return;
-    }
-    GilRelease release;
-    it.reset();
-  }
-
-  std::unique_ptr<data::IteratorBase> it;
-};
 
 // The atexit hook: closes every live iterator (cancels and joins its
 // threads) before the interpreter finalizes. REQUIRES: the GIL is held.
@@ -113,23 +81,30 @@ void CloseAllIterators() {
   for (DataIteratorHandle* h : live) h->Close();
 }
 
-// A strong reference to a Python callable that C++ threads call and may drop
-// last: the destructor takes the GIL (and leaks once Python is going away).
-class DataPyFn {
- public:
-  explicit DataPyFn(nb::handle fn) : fn_(fn.inc_ref().ptr()) {}
-  DataPyFn(const DataPyFn&) = delete;
-  DataPyFn& operator=(const DataPyFn&) = delete;
-  ~DataPyFn() {
-    if (PythonGone()) return;
-    nb::gil_scoped_acquire gil;
-    Py_DECREF(fn_);
-  }
-  nb::handle get() const { return fn_; }
+}  // namespace
 
- private:
-  PyObject* fn_;
-};
+DataIteratorHandle::DataIteratorHandle(std::unique_ptr<DataPass> pass) : it(std::move(pass)) {
+  MutexLock lock(&g_iterators_mu);
+  g_iterators.insert(this);
+}
+
+DataIteratorHandle::~DataIteratorHandle() {
+  {
+    MutexLock lock(&g_iterators_mu);
+    g_iterators.erase(this);
+  }
+  Close();
+}
+
+void DataIteratorHandle::Close() {
+  if (!it) return;
+  if (PythonGone()) {
+    (void)it.release();  // the process is ending; a worker may hold the GIL for ever
+    return;
+  }
+  GilRelease release;
+  it.reset();
+}
 
 // The status of the Python exception being handled. REQUIRES: the GIL.
 Status StatusOfPythonError(nb::python_error& e) {
@@ -149,41 +124,6 @@ Status StatusOfPythonError(nb::python_error& e) {
     }
   }
   return Status(code == Code::kOk ? Code::kUnknown : code, message);
-}
-
-template <class R, class Then>
-Result<R> CallPythonWithGil(const DataPyFn& fn, Element e, Then then);
-
-// Calls fn(list of the components as numpy) with the GIL; `then` turns its
-// result into R. Errors: the exception's status; Cancelled once Python is gone.
-template <class R, class Then>
-Result<R> CallPython(const DataPyFn& fn, Element e, Then then) {
-  if (PythonGone()) return errors::Cancelled("the Python interpreter is exiting");
-#if defined(__GLIBCXX__)
-  try {
-    return CallPythonWithGil<R>(fn, std::move(e), then);
-  } catch (abi::__forced_unwind&) {  // ended by the finalizing interpreter
-    ParkForever();
-  }
-#else
-  return CallPythonWithGil<R>(fn, std::move(e), then);
-#endif
-}
-
-template <class R, class Then>
-Result<R> CallPythonWithGil(const DataPyFn& fn, Element e, Then then) {
-  nb::gil_scoped_acquire gil;
-  try {
-    nb::object result = fn.get()(ElementToPython(std::move(e)));
-    return then(result);
-  } catch (nb::python_error& err) {
-    Status s = StatusOfPythonError(err);
-    err.restore();
-    PyErr_Clear();
-    return s;
-  } catch (const std::exception& err) {
-    return errors::InvalidArgument(err.what());
-  }
 }
 
 // fn returns (values, dtype numbers), each value already converted to its
@@ -220,6 +160,8 @@ std::vector<DType> DTypesOf(const std::vector<int>& numbers) {
 
 DataDatasetHandle Wrap(Result<DatasetPtr> r) { return DataDatasetHandle{ValueOrThrow(std::move(r))}; }
 
+namespace {
+
 std::vector<DatasetPtr> Unwrap(const std::vector<const DataDatasetHandle*>& handles) {
   std::vector<DatasetPtr> out;
   for (const DataDatasetHandle* h : handles) out.push_back(h->ds);
@@ -229,6 +171,8 @@ std::vector<DatasetPtr> Unwrap(const std::vector<const DataDatasetHandle*>& hand
 data::MapOptions MapOptionsOf(std::optional<int64_t> num_parallel_calls, std::optional<bool> deterministic) {
   return data::MapOptions{.num_parallel_calls = num_parallel_calls, .deterministic = deterministic};
 }
+
+}  // namespace
 
 nb::tuple SpecToPython(const data::ElementSpec& spec) {
   nb::list dtypes, shapes;
@@ -243,6 +187,8 @@ nb::tuple SpecToPython(const data::ElementSpec& spec) {
   return nb::make_tuple(dtypes, shapes, nb::cast(spec.names));
 }
 
+namespace {
+
 data::RecordDatasetOptions RecordOptions(const std::string& compression_type, int64_t buffer_size,
                                          std::optional<int64_t> num_parallel_reads) {
   return data::RecordDatasetOptions{compression_type, buffer_size, num_parallel_reads};
@@ -254,61 +200,25 @@ DataDatasetHandle MapNative(const DataDatasetHandle& in, Result<data::NativeMap>
   return Wrap(data::MapWithIndex(in.ds, std::move(m.fn), std::move(m.spec), MapOptionsOf(npc, deterministic)));
 }
 
-// Dataset.from_generator: make() (Python, with the GIL) returns a step
-// callable per iterator; each step() returns (values, dtypes), or None at the
-// end. Unknown cardinality.
-class PyGeneratorDataset : public data::DatasetBase {
- public:
-  PyGeneratorDataset(std::shared_ptr<DataPyFn> make, data::ElementSpec spec)
-      : DatasetBase(std::move(spec)), make_(std::move(make)) {}
-  int64_t cardinality() const override { return data::kUnknownCardinality; }
-  std::string DebugName() const override { return "FlatMap(Generator)"; }
-  std::unique_ptr<data::IteratorBase> MakeIteratorInternal(const data::IteratorContext&) const override {
-    return std::make_unique<Iterator>(std::static_pointer_cast<const PyGeneratorDataset>(shared_from_this()));
-  }
-
- private:
-  class Iterator : public data::IteratorBase {
-   public:
-    explicit Iterator(std::shared_ptr<const PyGeneratorDataset> d) : dataset_(std::move(d)) {}
-    Status GetNext(Element* out, bool* end_of_sequence) override {
-      if (done_) {
-        *end_of_sequence = true;
-        return Status();
-      }
-      if (!step_) {
-        Result<std::shared_ptr<DataPyFn>> step = CallPython<std::shared_ptr<DataPyFn>>(
-            *dataset_->make_, Element{},
-            [](nb::handle r) -> Result<std::shared_ptr<DataPyFn>> { return std::make_shared<DataPyFn>(r); });
-        if (!step.ok()) return step.status();
-        step_ = std::move(*step);
-      }
-      Result<std::optional<Element>> next = CallPython<std::optional<Element>>(
-          *step_, Element{}, [](nb::handle r) -> Result<std::optional<Element>> {
-            if (r.is_none()) return std::optional<Element>();
-            Result<Element> e = ElementFromPython(r);
-            if (!e.ok()) return e.status();
-            return std::optional<Element>(std::move(*e));
-          });
-      if (!next.ok()) return next.status();
-      if (!next->has_value()) {
-        done_ = true;
-        *end_of_sequence = true;
-        return Status();
-      }
-      *out = std::move(**next);
-      *end_of_sequence = false;
-      return Status();
-    }
-
-   private:
-    const std::shared_ptr<const PyGeneratorDataset> dataset_;
-    std::shared_ptr<DataPyFn> step_;
-    bool done_ = false;
+// Dataset.from_generator on data::FromGenerator: make() (Python, with the
+// GIL) returns a step callable per iterator; each step() returns (values,
+// dtypes), or None at the end. Unknown cardinality.
+Result<DatasetPtr> PyFromGenerator(std::shared_ptr<DataPyFn> make, data::ElementSpec spec) {
+  data::GeneratorFactory factory = [make]() -> Result<data::GeneratorFn> {
+    Result<std::shared_ptr<DataPyFn>> step = CallPython<std::shared_ptr<DataPyFn>>(
+        *make, Element{}, [](nb::handle r) -> Result<std::shared_ptr<DataPyFn>> { return std::make_shared<DataPyFn>(r); });
+    if (!step.ok()) return step.status();
+    return data::GeneratorFn([step = std::move(*step)]() {
+      return CallPython<std::optional<Element>>(*step, Element{}, [](nb::handle r) -> Result<std::optional<Element>> {
+        if (r.is_none()) return std::optional<Element>();
+        Result<Element> e = ElementFromPython(r);
+        if (!e.ok()) return e.status();
+        return std::optional<Element>(std::move(*e));
+      });
+    });
   };
-
-  const std::shared_ptr<DataPyFn> make_;
-};
+  return data::FromGenerator(std::move(factory), std::move(spec));
+}
 
 void BindSources(nb::module_& d) {
   d.def("range", [](int64_t start, int64_t stop, int64_t step, int dtype) {
@@ -322,8 +232,7 @@ void BindSources(nb::module_& d) {
   });
   d.def("from_generator", [](nb::handle make, const std::vector<int>& dtypes,
                              const std::vector<std::optional<std::vector<int64_t>>>& shapes) {
-    return DataDatasetHandle{std::make_shared<PyGeneratorDataset>(std::make_shared<DataPyFn>(make),
-                                                                 SpecOf(dtypes, shapes, {}))};
+    return Wrap(PyFromGenerator(std::make_shared<DataPyFn>(make), SpecOf(dtypes, shapes, {})));
   });
   d.def("tfrecord", [](std::vector<std::string> files, const std::string& compression, int64_t buffer_size,
                        nb::handle npr_obj) {
@@ -444,19 +353,17 @@ void BindData(nb::module_& m) {
       .def("element_spec", [](const DataDatasetHandle& h) { return SpecToPython(h.ds->element_spec()); })
       .def("cardinality", [](const DataDatasetHandle& h) { return h.ds->cardinality(); })
       .def("debug_name", [](const DataDatasetHandle& h) { return h.ds->DebugName(); })
-      .def("make_iterator", [](const DataDatasetHandle& h) { return new DataIteratorHandle(h.ds->MakeIterator()); },
-           nb::rv_policy::take_ownership);
+      .def("make_iterator", [](const DataDatasetHandle& h) { return new DataIteratorHandle(std::make_unique<DataPass>(h.ds)); },
+           nb::rv_policy::take_ownership)
+      .def("make_probe_iterator",
+           [](const DataDatasetHandle& h) { return new DataIteratorHandle(std::make_unique<DataPass>(h.ds, true)); },
+           nb::rv_policy::take_ownership, "A probe pass (IteratorContext::probe): for tracing a map function.");
   nb::class_<DataIteratorHandle>(d, "Iterator", "One pass over a dataset. One thread at a time.")
       .def("next", [](DataIteratorHandle& h) -> nb::object {
         if (!h.it) throw nb::value_error("the iterator is closed");
         Element e;
         bool end = false;
-        Status s;
-        {
-          GilRelease release;
-          s = h.it->GetNext(&e, &end);
-        }
-        ThrowIfError(s);
+        ThrowIfError(h.it->Next(&e, &end));  // releases the GIL; Ctrl-C raises KeyboardInterrupt
         if (end) return nb::none();
         return ElementToPython(std::move(e));
       })
@@ -469,15 +376,10 @@ void BindData(nb::module_& m) {
   BindTransformations(d);
   BindPythonFunctions(d);
   BindNativeMaps(d);
+  BindDataXforms(d);
+  BindDataSources(d);
+  BindDataFrameworks(d);
   BindDataAutotune(d);
-}
-
-// ---- handles for bind_data_autotune.cc
-
-data::DatasetPtr DataDatasetOf(nb::handle dataset) { return nb::cast<const DataDatasetHandle&>(dataset).ds; }
-nb::object DataDatasetToPython(data::DatasetPtr ds) { return nb::cast(DataDatasetHandle{std::move(ds)}); }
-const data::IteratorBase* DataIteratorOf(nb::handle iterator) {
-  return nb::cast<const DataIteratorHandle&>(iterator).it.get();
 }
 
 }  // namespace sluice::python

@@ -7,7 +7,9 @@
 #include <optional>
 
 #include "bind_common.h"
+#include "bind_data.h"
 #include "bind_data_autotune.h"
+#include "bind_data_pass.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::python {
@@ -43,7 +45,7 @@ std::optional<T> OptionalOf(nb::handle h) {
 void BindDataAutotune(nb::module_& d) {
   d.def(
       "with_options",
-      [](nb::handle dataset, nb::handle deterministic, nb::handle autotune_enabled, nb::handle cpu_budget,
+      [](const DataDatasetHandle& dataset, nb::handle deterministic, nb::handle autotune_enabled, nb::handle cpu_budget,
          nb::handle ram_budget, nb::handle private_threadpool_size, nb::handle max_intra_op_parallelism) {
         data::Options o;
         o.deterministic = OptionalOf<bool>(deterministic);
@@ -51,7 +53,7 @@ void BindDataAutotune(nb::module_& d) {
                                            OptionalOf<int64_t>(ram_budget)};
         o.threading = data::ThreadingOptions{OptionalOf<int64_t>(private_threadpool_size),
                                              OptionalOf<int64_t>(max_intra_op_parallelism)};
-        return DataDatasetToPython(ValueOrThrow(data::WithOptions(DataDatasetOf(dataset), o)));
+        return Wrap(data::WithOptions(dataset.ds, o));
       },
       nb::arg("dataset"), nb::arg("deterministic").none(), nb::arg("autotune_enabled").none(),
       nb::arg("cpu_budget").none(), nb::arg("ram_budget").none(), nb::arg("private_threadpool_size").none(),
@@ -59,11 +61,10 @@ void BindDataAutotune(nb::module_& d) {
       "dataset with tf.data.Options' engine fields merged over its own (None: not set).");
   d.def(
       "iterator_stats",
-      [](nb::handle iterator) {
-        const data::IteratorBase* it = DataIteratorOf(iterator);
+      [](const DataIteratorHandle& iterator) {
         nb::list out;
-        if (it == nullptr) return out;
-        for (const data::StageStats& s : data::IteratorStats(*it)) out.append(StageToPython(s));
+        if (!iterator.it) return out;  // closed
+        for (const data::StageStats& s : data::IteratorStats(iterator.it->iterator())) out.append(StageToPython(s));
         return out;
       },
       nb::arg("iterator"),

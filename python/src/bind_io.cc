@@ -585,6 +585,7 @@ void BindIo(nb::module_& m) {
   m.def("new_fixed_length_record_reader", &NewFixedLength, nb::arg("name"), nb::arg("record_bytes"),
         nb::arg("header_bytes"), nb::arg("footer_bytes"), nb::arg("hop_bytes"), nb::arg("encoding"));
   m.def("new_tfrecord_reader", &NewTFRecord, nb::arg("name"), nb::arg("options"), nb::arg("ignore_errors") = false);
+  BindIoScan(m);
 }
 
 }  // namespace sluice::python

@@ -234,6 +234,10 @@ std::unique_ptr<RunnerHandle> NewTransferRunner(const QueueHandle& src_handle, c
 
 }  // namespace
 
+nb::object WrapQueueRunner(std::shared_ptr<train::QueueRunner> runner) {
+  return nb::cast(std::make_unique<RunnerHandle>(std::move(runner)));
+}
+
 void BindTrain(nb::module_& m) {
   nb::class_<ThreadHandle>(m, "Thread",
                            "A C++ thread (sluice::train::Thread): the handle of a C++ runner thread. "

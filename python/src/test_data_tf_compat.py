@@ -89,7 +89,11 @@ def test_same_elements_and_cardinality_as_tf(name):
     lambda d: d.Dataset.range(8).shuffle(3, seed=1, reshuffle_each_iteration=False).repeat(2),
     lambda d: d.Dataset.from_tensor_slices((np.arange(20), np.arange(20) * 2)).map(
         lambda x, y: (x, y), num_parallel_calls=2).shuffle(5, seed=7).batch(3),
-], ids=["plain", "repeat_reshuffles", "no_reshuffle", "tuples_batched"])
+    # A Python map after the shuffle reads one element to learn its output
+    # (a probe pass); that must not use up one of the shuffle's epochs.
+    lambda d: d.Dataset.range(10).shuffle(10, seed=1).map(lambda x: x + 1).repeat(2),
+    lambda d: d.Dataset.range(10).shuffle(10, seed=1).map(lambda x: x * 2).filter(lambda x: x > 4),
+], ids=["plain", "repeat_reshuffles", "no_reshuffle", "tuples_batched", "python_map_after", "map_filter_after"])
 def test_seeded_shuffle_gives_tfs_order(build):
     check(build)
 

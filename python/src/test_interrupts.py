@@ -152,3 +152,41 @@ def test_join_of_a_cpp_runner_thread():
         q.close()
         coord.join(threads, stop_grace_period_secs=10)
         del batch_queue
+
+
+def test_next_of_a_data_iterator_reading_an_empty_queue(empty_queue):
+    it = iter(sl.data.experimental.from_queue(empty_queue))
+    _assert_prompt(lambda: next(it))
+    empty_queue.enqueue([7])
+    assert next(it) == 7  # the interrupted next's element is not lost
+    empty_queue.close()
+    with pytest.raises(StopIteration):
+        next(it)
+
+
+def test_next_of_a_data_iterator_waiting_for_a_parallel_map():
+    release = threading.Event()
+
+    def slow(x):
+        release.wait()
+        return x
+
+    release.set()  # map probes its function on the first element when it is built
+    ds = sl.data.Dataset.range(3).map(slow, num_parallel_calls=2)
+    release.clear()
+    it = iter(ds)
+    _assert_prompt(lambda: next(it))
+    release.set()
+    assert [int(x) for x in it] == [0, 1, 2]  # usable after, nothing skipped
+
+
+def test_next_of_a_data_iterator_running_a_python_map_on_the_main_thread():
+    def slow(x):
+        if x == 1:
+            time.sleep(5)  # interrupted by the signal, on this thread
+        return x
+
+    it = iter(sl.data.Dataset.range(3).map(slow))
+    assert next(it) == 0
+    _assert_prompt(lambda: next(it))
+    assert next(it) == 2  # usable after; the interrupted element is lost

@@ -16,9 +16,11 @@ namespace {
 // calls, waiting inside them (sampled).
 class RootIterator : public IteratorBase {
  public:
-  RootIterator(std::shared_ptr<CancellationManager> cm, std::shared_ptr<Model> model,
-               std::unique_ptr<IteratorBase> inner)
-      : cm_(std::move(cm)), model_(std::move(model)), node_(std::make_shared<Node>("Root", false, 1)),
+  RootIterator(const IteratorContext& ctx, std::unique_ptr<IteratorBase> inner)
+      : cm_(ctx.cancellation),
+        skipped_errors_(ctx.skipped_errors),
+        model_(ctx.model),
+        node_(std::make_shared<Node>("Root", false, 1)),
         inner_(std::move(inner)) {
     model_->SetRootNode(node_);
   }
@@ -56,8 +58,12 @@ class RootIterator : public IteratorBase {
     return s;
   }
 
+  int64_t skipped_errors() const override { return skipped_errors_->load(std::memory_order_relaxed); }
+  const ElementOrigin* origin() const override { return inner_->origin(); }
+
  private:
   std::shared_ptr<CancellationManager> cm_;
+  std::shared_ptr<std::atomic<int64_t>> skipped_errors_;
   const std::shared_ptr<Model> model_;
   const std::shared_ptr<Node> node_;
   std::unique_ptr<IteratorBase> inner_;
@@ -82,11 +88,20 @@ std::string ElementSpec::DebugString() const {
   return s + ")";
 }
 
-std::unique_ptr<IteratorBase> DatasetBase::MakeIterator() const {
-  IteratorContext ctx{std::make_shared<CancellationManager>(), std::make_shared<Model>()};
-  std::unique_ptr<IteratorBase> inner = MakeIteratorInternal(ctx);
-  return std::make_unique<RootIterator>(std::move(ctx.cancellation), std::move(ctx.model), std::move(inner));
+namespace {
+
+std::unique_ptr<IteratorBase> MakeRootIterator(const DatasetBase& dataset, bool probe) {
+  IteratorContext ctx{std::make_shared<CancellationManager>(), std::make_shared<std::atomic<int64_t>>(0), probe,
+                      std::make_shared<Model>()};
+  std::unique_ptr<IteratorBase> inner = dataset.MakeIteratorInternal(ctx);
+  return std::make_unique<RootIterator>(ctx, std::move(inner));
 }
+
+}  // namespace
+
+std::unique_ptr<IteratorBase> DatasetBase::MakeIterator() const { return MakeRootIterator(*this, false); }
+
+std::unique_ptr<IteratorBase> DatasetBase::MakeProbeIterator() const { return MakeRootIterator(*this, true); }
 
 CancelRegistration::CancelRegistration(const IteratorContext& ctx, std::function<void()> on_cancel)
     : cm_(ctx.cancellation) {

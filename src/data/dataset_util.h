@@ -2,6 +2,8 @@
 #ifndef SLUICE_SRC_DATA_DATASET_UTIL_H_
 #define SLUICE_SRC_DATA_DATASET_UTIL_H_
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -39,6 +41,14 @@ class DatasetIterator : public IteratorBase {
  protected:
   const std::shared_ptr<const D> dataset_;
 };
+
+// The pass number of a new iterator of a dataset that counts its iterators
+// (each epoch under Repeat is a pass): the counter's next value. A probe pass
+// sees that value without taking it, so tracing a Python function does not
+// shift the seeds or epochs of the real passes.
+inline uint64_t NextPass(std::atomic<uint64_t>& passes, const IteratorContext& ctx) {
+  return ctx.probe ? passes.load(std::memory_order_relaxed) : passes.fetch_add(1, std::memory_order_relaxed);
+}
 
 inline Status InvalidArgument(std::string message) { return Status(Code::kInvalidArgument, std::move(message)); }
 Status CheckInput(const DatasetPtr& input, std::string_view op);

@@ -4,10 +4,12 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <optional>
 #include <thread>
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/interruptible_wait.h"
 #include "data/model.h"
 #include "sluice/core/mutex.h"
 #include "sluice/core/thread_pool.h"
@@ -16,11 +18,20 @@
 namespace sluice::data {
 namespace {
 
+// `s` naming the file and record of the element that failed (ElementOrigin),
+// unless it already names a file (a reader's own error, an inner map's).
+Status WithOrigin(Status s, const ElementOrigin* origin) {
+  if (origin == nullptr || !origin->file || s.GetPayload("file")) return s;
+  Status named(s.code(), s.message() + " (" + origin->DebugString() + ")");
+  for (const auto& [key, value] : s.payloads()) named = named.WithPayload(key, value);
+  return named.WithPayload("file", *origin->file).WithPayload("record", std::to_string(origin->record));
+}
+
 // A map function's OutOfRange would end the sequence early; TF reports it
 // as InvalidArgument so a map keeps its input's cardinality.
 // A failure carries the element's position in the pass as the "element"
 // payload (for one file, its record number), unless an inner map set it.
-Result<Element> CallMapFn(const IndexedMapFn& fn, Element e, ElementIndex index) {
+Result<Element> CallMapFn(const IndexedMapFn& fn, Element e, ElementIndex index, const ElementOrigin* origin) {
   Result<Element> r = fn(std::move(e), index);
   if (r.ok()) return r;
   Status s = r.status();
@@ -28,7 +39,7 @@ Result<Element> CallMapFn(const IndexedMapFn& fn, Element e, ElementIndex index)
     s = Status(Code::kInvalidArgument, "Function invocation produced OutOfRangeError: " + s.message());
   }
   if (!s.GetPayload("element")) s = s.WithPayload("element", std::to_string(index.index));
-  return s;
+  return WithOrigin(std::move(s), origin);
 }
 
 class MapDataset : public DatasetBase {
@@ -66,7 +77,7 @@ class MapDataset::Iterator : public DatasetIterator<MapDataset> {
     SLUICE_RETURN_IF_ERROR(input_->GetNext(&in, end_of_sequence));
     if (*end_of_sequence) return Status();
     const int64_t t1 = sample ? NowNanos() : 0;
-    Result<Element> r = CallMapFn(dataset_->fn_, std::move(in), ElementIndex{epoch_, next_index_++});
+    Result<Element> r = CallMapFn(dataset_->fn_, std::move(in), ElementIndex{epoch_, next_index_++}, input_->origin());
     if (!r.ok()) return r.status();
     *out = std::move(*r);
     if (sample) {
@@ -77,6 +88,8 @@ class MapDataset::Iterator : public DatasetIterator<MapDataset> {
     Node::Bump(node_->elements, 1);
     return Status();
   }
+
+  const ElementOrigin* origin() const override { return input_->origin(); }
 
  private:
   std::unique_ptr<IteratorBase> input_;
@@ -129,13 +142,17 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
         *end_of_sequence = false;
         if (!slot->status.ok()) return slot->status;
         *out = std::move(slot->element);
+        origin_ = std::move(slot->origin);
         return Status();
       }
       consumer_waiting_ = true;
-      ready_cv_.Wait(&mu_);
+      Status interrupted = InterruptibleWait(&ready_cv_, &mu_);  // Ctrl-C from Python
       consumer_waiting_ = false;
+      if (!interrupted.ok()) return interrupted;
     }
   }
+
+  const ElementOrigin* origin() const override { return origin_ ? &*origin_ : nullptr; }
 
  private:
   struct Slot {
@@ -143,6 +160,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     bool end = false;
     Status status;
     Element element;
+    std::optional<ElementOrigin> origin;  // of the input element, where known
   };
 
   // Options are final by now (the root has started): AUTOTUNE starts
@@ -242,6 +260,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
           Status s = input_->GetNext(&elements[got], &end);
           if (!s.ok()) chunk[got]->status = s;
           if (end) break;
+          if (const ElementOrigin* o = input_->origin(); s.ok() && o != nullptr) chunk[got]->origin = *o;
         }
         Node::Add(node_->wait_ns, NowNanos() - input_start);
         MutexLock lock(&mu_);
@@ -262,7 +281,9 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
       int64_t bytes = 0;
       for (size_t j = 0; j < n; ++j) {
         if (!chunk[j]->status.ok()) continue;
-        Result<Element> r = CallMapFn(dataset_->fn_, std::move(elements[j]), ElementIndex{epoch_, first_index + j});
+        const ElementOrigin* origin = chunk[j]->origin ? &*chunk[j]->origin : nullptr;
+        Result<Element> r =
+            CallMapFn(dataset_->fn_, std::move(elements[j]), ElementIndex{epoch_, first_index + j}, origin);
         if (r.ok()) {
           elements[j] = std::move(*r);
           bytes += ElementBytes(elements[j]);
@@ -332,12 +353,13 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
   int workers_waiting_ SLUICE_GUARDED_BY(mu_) = 0;
   std::atomic<int64_t> call_ns_{0};  // average time of one call (EWMA)
 
-  std::vector<std::thread> threads_;  // consumer thread and destructor only
-  CancelRegistration cancel_;         // last: deregistered first
+  std::optional<ElementOrigin> origin_;  // of the element returned last; consumer only
+  std::vector<std::thread> threads_;     // consumer thread and destructor only
+  CancelRegistration cancel_;            // last: deregistered first
 };
 
 std::unique_ptr<IteratorBase> MapDataset::MakeIteratorInternal(const IteratorContext& ctx) const {
-  const uint64_t epoch = epochs_.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t epoch = NextPass(epochs_, ctx);
   if (!options_.num_parallel_calls) return std::make_unique<Iterator>(this, ctx, epoch);
   return std::make_unique<ParallelIterator>(this, ctx, *options_.num_parallel_calls, epoch);
 }
@@ -363,10 +385,12 @@ class FilterDataset : public DatasetBase {
         SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
         if (*end_of_sequence) return Status();
         Result<bool> keep = dataset_->predicate_(*out);
-        if (!keep.ok()) return keep.status();
+        if (!keep.ok()) return WithOrigin(keep.status(), input_->origin());
         if (*keep) return Status();
       }
     }
+
+    const ElementOrigin* origin() const override { return input_->origin(); }
 
    private:
     std::unique_ptr<IteratorBase> input_;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/interruptible_wait.h"
 #include "data/model.h"
 #include "data/prefetch.h"
 #include "sluice/core/mutex.h"
@@ -50,7 +51,9 @@ class PrefetchIterator : public IteratorBase {
     }
     MutexLock lock(&mu_);
     if (autotune_ && buffer_.empty() && !done_ && !cancelled_) GrowLocked();
-    while (!cancelled_ && buffer_.empty() && !done_) ready_cv_.Wait(&mu_);
+    while (!cancelled_ && buffer_.empty() && !done_) {
+      SLUICE_RETURN_IF_ERROR(InterruptibleWait(&ready_cv_, &mu_));  // Ctrl-C from Python
+    }
     if (cancelled_) return errors::Cancelled("iterator was cancelled");
     if (buffer_.empty()) {
       *end_of_sequence = true;

@@ -161,6 +161,8 @@ class FilesDataset : public DatasetBase {
       return s;
     }
 
+    const ElementOrigin* origin() const override { return origin_.file ? &origin_ : nullptr; }
+
    private:
     Status Read(Element* out, bool* end_of_sequence) {
       const FilesDataset& d = *dataset_;
@@ -176,14 +178,24 @@ class FilesDataset : public DatasetBase {
             return r.status();
           }
           reader_ = std::move(*r);
+          origin_.file = std::make_shared<const std::string>(d.filenames_[next_file_]);
+          origin_.record = -1;
           ++next_file_;
         }
         std::string_view record;
         bool end = false;
-        SLUICE_RETURN_IF_ERROR(reader_->GetNext(&record, &end));
+        Status s = reader_->GetNext(&record, &end);
+        if (!s.ok()) {
+          // TF's rule: the rest of a file that fails is skipped, so that the
+          // next call (ignore_errors) goes on with the next file instead of
+          // meeting the same failure for ever.
+          reader_.reset();
+          return s;
+        }
         if (!end) {
           *end_of_sequence = false;
           *out = Element{Tensor::String(record)};
+          ++origin_.record;
           Node::Bump(node_->elements, 1);
           Node::Bump(node_->bytes, static_cast<int64_t>(record.size()));
           return Status();
@@ -194,6 +206,7 @@ class FilesDataset : public DatasetBase {
 
     size_t next_file_ = 0;
     std::unique_ptr<FileReader> reader_;
+    ElementOrigin origin_;  // of the last record returned
     const std::shared_ptr<Node> node_;
   };
 

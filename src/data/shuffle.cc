@@ -34,7 +34,7 @@ class ShuffleDataset : public DatasetBase {
     uint64_t s = static_cast<uint64_t>(seed_), s2 = static_cast<uint64_t>(seed2_);
     if (reshuffle_) {
       // The iterator's seeds: the next two samples of the dataset's generator.
-      const uint64_t k = epochs_.fetch_add(1, std::memory_order_relaxed);
+      const uint64_t k = NextPass(epochs_, ctx);
       Philox4x32 generator(s, s2);
       generator.Skip(k / 2);  // two samples per iterator, four per block
       if (k % 2 == 1) {

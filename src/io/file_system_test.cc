@@ -105,6 +105,20 @@ TEST(PosixFileSystemTest, GetMatchingPathsSupportsGlobSyntaxAndSorts) {
   SLUICE_ASSERT_OK_AND_ASSIGN(auto literal, fs->GetMatchingPaths(dir.File("c-3.dat")));
   EXPECT_EQ(literal, std::vector<std::string>{dir.File("c-3.dat")});
   EXPECT_TRUE(MatchesGlob("a/*.txt", "a/b.txt"));
+}
+
+TEST(PosixFileSystemTest, GetMatchingPathsMatchesHiddenFilesButNotDotEntriesAsTensorFlowDoes) {
+  ScratchDir dir;
+  for (const char* name : {".hidden.txt", "a.txt"}) WriteFileOrDie(dir.File(name), "");
+  FileSystem* fs = DefaultFileSystem();
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto all, fs->GetMatchingPaths(dir.File("*")));
+  EXPECT_EQ(all, (std::vector<std::string>{dir.File(".hidden.txt"), dir.File("a.txt")}));
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto dotted, fs->GetMatchingPaths(dir.File(".*")));
+  EXPECT_EQ(dotted, std::vector<std::string>{dir.File(".hidden.txt")});
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto through_dirs, fs->GetMatchingPaths(dir.File("*/a.txt")));
+  EXPECT_TRUE(through_dirs.empty());
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto named, fs->GetMatchingPaths(dir.File("./a.txt")));
+  EXPECT_EQ(named, std::vector<std::string>{dir.File("./a.txt")});
   EXPECT_FALSE(MatchesGlob("*.txt", "a/b.txt"));
   EXPECT_TRUE(MatchesGlob("[!a]?", "bc"));
 }

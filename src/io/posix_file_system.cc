@@ -8,12 +8,35 @@
 #include <cerrno>
 #include <cstdio>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "io/io_errors.h"
 #include "sluice/io/file_system.h"
 
 namespace sluice::io {
 namespace {
+
+// The components of a path, split at '/'.
+std::vector<std::string_view> Split(std::string_view path) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t slash = path.find('/', start);
+    parts.push_back(path.substr(start, slash == std::string_view::npos ? slash : slash - start));
+    if (slash == std::string_view::npos) return parts;
+    start = slash + 1;
+  }
+}
+
+// True if a component of a glob match is "." or ".." where the pattern's
+// component is a wildcard (glob never matches across '/', so they align).
+bool HasUnnamedDotEntry(const std::vector<std::string_view>& match, const std::vector<std::string_view>& pattern) {
+  for (size_t i = 0; i < match.size(); ++i) {
+    if ((match[i] == "." || match[i] == "..") && (i >= pattern.size() || pattern[i] != match[i])) return true;
+  }
+  return false;
+}
 
 class PosixRandomAccessFile : public RandomAccessFile {
  public:
@@ -176,10 +199,15 @@ class PosixFileSystem : public FileSystem {
 
   Result<std::vector<std::string>> GetMatchingPaths(const std::string& pattern) override {
     glob_t g{};
-    const int rc = ::glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g);
+    // GLOB_PERIOD: TensorFlow's wildcards match hidden files; "." and ".."
+    // then match too, and are kept only where the pattern names them.
+    const int rc = ::glob(pattern.c_str(), GLOB_NOSORT | GLOB_PERIOD, nullptr, &g);
     std::vector<std::string> out;
     if (rc == 0) {
-      out.assign(g.gl_pathv, g.gl_pathv + g.gl_pathc);
+      const std::vector<std::string_view> wanted = Split(pattern);
+      for (size_t i = 0; i < g.gl_pathc; ++i) {
+        if (!HasUnnamedDotEntry(Split(g.gl_pathv[i]), wanted)) out.emplace_back(g.gl_pathv[i]);
+      }
     }
     ::globfree(&g);
     if (rc == GLOB_NOSPACE) return errors::ResourceExhausted("out of memory matching ", pattern);

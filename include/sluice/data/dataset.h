@@ -28,6 +28,7 @@
 #ifndef SLUICE_DATA_DATASET_H_
 #define SLUICE_DATA_DATASET_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -73,9 +74,38 @@ struct ElementSpec {
 // Shared by every iterator of one tree (one MakeIterator() call).
 struct IteratorContext {
   std::shared_ptr<CancellationManager> cancellation;
+  // Elements ignore_errors skipped anywhere in the tree (null: not counted).
+  std::shared_ptr<std::atomic<int64_t>> skipped_errors;
+  // A probe pass, which reads an element to learn its signature (a Python
+  // map function's tracing): a source whose reads consume something shared
+  // (FromQueue) returns a zero element of its signature instead, so the
+  // probe takes nothing from the real passes.
+  bool probe = false;
   // Statistics, merged Options and AUTOTUNE of the tree; null in an
   // IteratorContext made by hand (no statistics, no tuning).
   std::shared_ptr<Model> model = nullptr;
+};
+
+// Where an element came from: the file a reader read it from and its record
+// index in that file (0-based; a line for TextLineDataset). A value type,
+// cheap to copy (the name is shared).
+//
+// Errors carry it: a reader's own errors name the file and record; an
+// iterator knows the origin of the element it returned last
+// (IteratorBase::origin()), and Map and Filter pass their input's on, so a
+// map or filter function that fails on an element read from a file fails
+// with " (file \"<name>\", record <n>)" appended to its message and the
+// "file" and "record" payloads, as a reader's error has them. Other
+// transformations (batch, shuffle, interleave, prefetch, ...) do not pass
+// an origin on: after them a failure names the element's position only.
+struct ElementOrigin {
+  std::shared_ptr<const std::string> file;
+  int64_t record = 0;
+
+  // file "<name>", record <n>
+  std::string DebugString() const {
+    return "file \"" + (file ? *file : std::string()) + "\", record " + std::to_string(record);
+  }
 };
 
 class IteratorBase {
@@ -92,6 +122,14 @@ class IteratorBase {
   // May block until an input or a worker delivers. Not thread-safe: one
   // caller at a time.
   [[nodiscard]] virtual Status GetNext(Element* out, bool* end_of_sequence) = 0;
+
+  // The number of elements ignore_errors has skipped anywhere in this tree so
+  // far (on the root iterator MakeIterator returns; 0 on inner iterators).
+  // Thread-safe.
+  virtual int64_t skipped_errors() const { return 0; }
+  // The origin of the element the last OK GetNext returned, or nullptr
+  // where unknown (see ElementOrigin). Valid until the next GetNext.
+  virtual const ElementOrigin* origin() const { return nullptr; }
 
   // The tree's model: set on the root iterator that MakeIterator returns,
   // null on inner ones.
@@ -113,6 +151,9 @@ class DatasetBase : public std::enable_shared_from_this<DatasetBase> {
 
   // A new pass over the dataset, with its own IteratorContext. Thread-safe.
   std::unique_ptr<IteratorBase> MakeIterator() const;
+  // As MakeIterator, for a probe pass (IteratorContext::probe): one that
+  // reads an element only to learn its signature.
+  std::unique_ptr<IteratorBase> MakeProbeIterator() const;
   // An iterator inside the tree of `ctx` (used by transformations).
   virtual std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const = 0;
 

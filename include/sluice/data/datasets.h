@@ -11,11 +11,16 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sluice/data/dataset.h"
+#include "sluice/io/record_reader.h"
+#include "sluice/queue/queue.h"
+#include "sluice/train/queue_runner.h"
 
 namespace sluice::data {
 
@@ -156,6 +161,248 @@ Result<DatasetPtr> Interleave(DatasetPtr input, InterleaveFn fn, ElementSpec out
 // In-memory cache: the first pass that reaches the end stores every element;
 // later iterators replay it. A partial pass stores nothing.
 Result<DatasetPtr> Cache(DatasetPtr input);
+
+// ---- Windows, scans, grouping, rebatching and skipping errors (window.cc,
+// scan.cc, take_while.cc, unique.cc, ignore_errors.cc, rebatch.cc,
+// group_by_window.cc, bucket_by_sequence_length.cc) -----------------------------------------------------------
+
+// A dataset of the given elements, in order, shared (not copied) by every
+// iterator; `spec` is their signature. InvalidArgument for a null vector.
+// (tf.data's window datasets and group_by_window's windows are these.)
+Result<DatasetPtr> FromElements(std::shared_ptr<const std::vector<Element>> elements, ElementSpec spec);
+
+// tf.data's window(size, shift, stride, drop_remainder). TF's elements are
+// nested datasets; here a window of n input elements of k components is one
+// element of n * k tensors (input element i's component j at i * k + j, the
+// tensors shared, not copied), and element_spec() is the input's: the
+// signature of every element inside a window. WindowDatasets turns such an
+// element into TF's k datasets (so flat_map / interleave over windows is
+// Interleave with a function that calls it); Batch and the like treat the
+// flat tensors as components and are not meant for a window dataset.
+// Windows start every `shift` (nullopt: size) input elements and take every
+// `stride`-th element; without drop_remainder the last windows are partial
+// (never empty). Buffers at most (size - 1) * stride + 1 input elements.
+// InvalidArgument (TF's messages) for size, shift or stride < 1.
+Result<DatasetPtr> Window(DatasetPtr input, int64_t size, std::optional<int64_t> shift = std::nullopt,
+                          int64_t stride = 1, bool drop_remainder = false);
+// The k datasets of one window element of a dataset whose element_spec() is
+// `spec` (component j's dataset: the window's n values of component j).
+// InvalidArgument if the window's size is not a non-zero multiple of k.
+Result<std::vector<DatasetPtr>> WindowDatasets(const Element& window, const ElementSpec& spec);
+
+// A scan function: (state, element) -> (new state, output element). The new
+// state must have the initial state's dtypes and arity.
+using ScanFn = std::function<Result<std::pair<Element, Element>>(const Element& state, Element element)>;
+// tf.data's scan: each element's output, the state carried from element to
+// element (every iterator starts from initial_state). A new state of other
+// dtypes or arity is InvalidArgument at that element (TF checks when
+// tracing). `out_spec` the output signature.
+Result<DatasetPtr> Scan(DatasetPtr input, Element initial_state, ScanFn fn, ElementSpec out_spec);
+
+// The elements up to (not including) the first for which predicate is false.
+Result<DatasetPtr> TakeWhile(DatasetPtr input, PredicateFn predicate);
+
+// Each distinct element once, in order of first appearance. The input must
+// have one component of dtype int32, int64 or string (InvalidArgument
+// otherwise, TF's messages); the set of seen values grows with the number of
+// distinct values (TF's too).
+Result<DatasetPtr> Unique(DatasetPtr input);
+
+// tf.data's ignore_errors: an element whose GetNext fails with any error but
+// Cancelled is skipped, and counted in the tree's skipped count
+// (IteratorBase::skipped_errors() of the root iterator); with log_warning,
+// each is logged as a warning that carries the error's message (and its
+// file / record context). Cancelled passes (the tree is shutting down).
+Result<DatasetPtr> IgnoreErrors(DatasetPtr input, bool log_warning = false);
+
+// tf.data's rebatch: the input's batches (every component of rank >= 1, the
+// same first dimension) cut and joined into batches of batch_sizes[0],
+// batch_sizes[1], ... (cycling): input.unbatch().batch(n) with n cycling.
+// A batch that is one input batch's rows is a slice of it (no copy).
+// drop_remainder drops a last batch smaller than its size. InvalidArgument
+// for an empty batch_sizes, a size < 1 (TF loops for ever on 0), or scalar
+// components (TF's message); per batch for components of different first
+// dimensions.
+Result<DatasetPtr> Rebatch(DatasetPtr input, std::vector<int64_t> batch_sizes, bool drop_remainder = false);
+
+// group_by_window's functions: the int64 key of an element; the window size
+// of a key (called once per key); the dataset a full window (or a key's last,
+// partial one) reduces to.
+using KeyFn = std::function<Result<int64_t>(const Element&)>;
+using WindowSizeFn = std::function<Result<int64_t>(int64_t key)>;
+using ReduceFn = std::function<Result<DatasetPtr>(int64_t key, DatasetPtr window)>;
+// tf.data's group_by_window: elements are gathered per key; when a key's
+// window reaches its size, reduce_fn(key, window) is called and the dataset
+// it returns is read to the end before any more input is read. At the end of
+// the input the remaining windows are reduced in ascending key order. Every
+// window holds at most its size (windows are FromElements datasets sharing
+// the tensors). A window size < 1 is InvalidArgument at that element (TF's
+// message). `out_spec` the signature of reduce_fn's datasets.
+Result<DatasetPtr> GroupByWindow(DatasetPtr input, KeyFn key_fn, ReduceFn reduce_fn, WindowSizeFn window_size_fn,
+                                 ElementSpec out_spec);
+
+// The length of an element, for BucketBySequenceLength.
+using ElementLengthFn = std::function<Result<int64_t>(const Element&)>;
+struct BucketOptions {
+  // Per component (empty: each component's own shape); unknown dims are
+  // padded to the batch's longest (or bucket boundary - 1, below).
+  std::vector<PartialShape> padded_shapes;
+  Element padding_values;  // scalars; empty: 0 / ""
+  // Unknown dims padded to the bucket's boundary - 1 instead; an element of
+  // the last bucket (length >= the last boundary) is then InvalidArgument.
+  bool pad_to_bucket_boundary = false;
+  bool no_padding = false;  // Batch instead of PaddedBatch
+  bool drop_remainder = false;
+};
+// tf.data's bucket_by_sequence_length (TF builds it the same way):
+// GroupByWindow keyed by the bucket of length_fn(element) (bucket i holds
+// lengths in [boundaries[i-1], boundaries[i])), each window of
+// bucket_batch_sizes[i] elements padded-batched. InvalidArgument (TF's
+// message) unless bucket_batch_sizes has one more entry than boundaries.
+Result<DatasetPtr> BucketBySequenceLength(DatasetPtr input, ElementLengthFn length_fn,
+                                          std::vector<int64_t> bucket_boundaries,
+                                          std::vector<int64_t> bucket_batch_sizes, BucketOptions options = {});
+
+// ---- File lists, CSV, file cache, sampling, sparse components ----------------------
+// (sources and transformations of file_sources.cc, csv_dataset.cc,
+// file_cache.cc, directed_interleave.cc and sparse.cc)
+
+// tf.data.Dataset.list_files: the files matching any of `patterns`
+// (io::FileSystem::GetMatchingPaths), sorted, then with `shuffle` shuffled
+// by Shuffle(n, seed, seed2, reshuffle_each_iteration=true) as TF does.
+// InvalidArgument "... No files matched pattern: p1, p2" (TF's eager Assert
+// message) when nothing matches; the file system's errors.
+Result<DatasetPtr> ListFiles(std::vector<std::string> patterns, bool shuffle = true, int64_t seed = 0,
+                             int64_t seed2 = 0);
+// The readers above over a dataset of file names (string scalars; otherwise
+// InvalidArgument): each file is opened when the name dataset yields it,
+// one after the other, or num_parallel_reads at once with their records
+// interleaved one by one (TF's order).
+Result<DatasetPtr> TFRecordDatasetOf(DatasetPtr filenames, RecordDatasetOptions options = {});
+Result<DatasetPtr> TextLineDatasetOf(DatasetPtr filenames, RecordDatasetOptions options = {});
+Result<DatasetPtr> FixedLengthRecordDatasetOf(DatasetPtr filenames, FixedLengthOptions fixed,
+                                              RecordDatasetOptions options = {});
+
+// tf.data.experimental.CsvDataset: the records of CSV files, one scalar per
+// column of record_defaults (a 1-element tensor: the default; 0 elements:
+// required), decoded by ops::DecodeCSV's rules; a quoted field may span
+// lines. header skips each file's first record. select_cols or
+// exclude_cols (not both: InvalidArgument "Either select_cols or
+// exclude_cols should be empty") pick the columns. Option errors are
+// InvalidArgument here; a bad record is InvalidArgument with TF's message
+// and " (file \"f\", line L, column C)" (1-based) appended, and the payloads
+// "file", "line" and (0-based) "column".
+struct CsvDatasetOptions {
+  std::string compression_type;
+  int64_t buffer_size = 0;  // bytes; 0: the default
+  bool header = false;
+  std::string field_delim = ",";
+  bool use_quote_delim = true;
+  std::string na_value;
+  std::vector<int64_t> select_cols;
+  std::vector<int64_t> exclude_cols;
+  // Skip what fails (a bad record; a file that cannot be opened; the rest of
+  // a file after a read error) instead of returning it, telling `reporter`
+  // (may be null; called on the iterating thread) of each, as
+  // tf.data.experimental.ignore_errors does after a CsvDataset.
+  bool ignore_errors = false;
+  std::shared_ptr<io::CorruptionReporter> reporter;
+};
+Result<DatasetPtr> CsvDataset(std::vector<std::string> filenames, std::vector<Tensor> record_defaults,
+                              CsvDatasetOptions options = {});
+
+// cache(filename): the first pass that reaches the end writes every element
+// to `filename`, through "<filename>.tmp-<pid>-<n>" renamed at the end (a
+// partial pass leaves nothing); while it writes it holds
+// "<filename>.lockfile", and a second writer fails with AlreadyExists (TF's
+// message). Iterators made once the file exists read it. The format is
+// documented in file_cache.cc: records with a CRC32C each and a footer
+// holding the element count, so a truncated or corrupt file is DataLoss
+// naming the file. Any dtype and SparseTensor components (as three dense
+// components) round-trip.
+Result<DatasetPtr> CacheToFile(DatasetPtr input, std::string filename);
+
+// tf.data.Dataset.choose_from_datasets: element i comes from
+// datasets[choice_dataset's i-th int64 scalar] (TF's DirectedInterleave);
+// an exhausted input's turn is skipped, or ends the whole sequence with
+// stop_on_empty_dataset. Errors: InvalidArgument for no datasets, specs that
+// differ, a choice dataset that is not int64 scalars, and (per element) an
+// index out of range ("Selector index out of range: 5 >= 2").
+Result<DatasetPtr> ChooseFromDatasets(std::vector<DatasetPtr> datasets, DatasetPtr choice_dataset,
+                                      bool stop_on_empty_dataset = true);
+// tf.data.Dataset.sample_from_datasets: each element from datasets[i] with
+// probability weights[i] / sum (empty: uniform), drawn as TF draws it
+// (Dataset.random(seed).batch(2) seeding stateless_multinomial over
+// log(weights)), so TF's (seed, seed2) give TF's order; both 0:
+// nondeterministic. Datasets of weight 0 are dropped first. With
+// rerandomize_each_iteration, each iterator (each epoch under Repeat) draws
+// from other seeds, derived as Shuffle's are; otherwise every iterator
+// repeats the first sequence of draws. The selector's iterator counter is
+// atomic (see dataset.h).
+Result<DatasetPtr> SampleFromDatasets(std::vector<DatasetPtr> datasets, std::vector<double> weights = {},
+                                      int64_t seed = 0, int64_t seed2 = 0, bool stop_on_empty_dataset = false,
+                                      bool rerandomize_each_iteration = false);
+// As above, element i drawn with the weights of element i of `weights` (a
+// dataset of float32/float64 vectors, one weight per dataset; the sequence
+// ends with it). No dataset is dropped: a weight of 0 is never drawn.
+Result<DatasetPtr> SampleFromDatasetsWithWeightDataset(std::vector<DatasetPtr> datasets, DatasetPtr weights,
+                                                      int64_t seed = 0, int64_t seed2 = 0,
+                                                      bool stop_on_empty_dataset = false,
+                                                      bool rerandomize_each_iteration = false);
+
+// SparseTensor components: `sparse` lists the first component of each
+// SparseTensor, held as three components (indices int64 [n, rank], values
+// [n], dense_shape int64 [rank]). FromTensorSlices slices them along their
+// first dense dimension (indices lose their first column); Batch gives
+// each batched SparseTensor indices [sum n, rank + 1] with the position in
+// the batch first, and dense_shape [batch, max of each dim]; Unbatch
+// splits them back. InvalidArgument for sizes or ranks that disagree.
+Result<DatasetPtr> FromTensorSlicesWithSparse(Element components, std::vector<size_t> sparse,
+                                              std::vector<std::string> names = {});
+Result<DatasetPtr> BatchWithSparse(DatasetPtr input, int64_t batch_size, bool drop_remainder,
+                                   std::vector<size_t> sparse);
+Result<DatasetPtr> UnbatchWithSparse(DatasetPtr input, std::vector<size_t> sparse);
+// ---- Frameworks: C++ generators and the queue bridge -----------------------------
+// (src/data/generator.cc, src/data/queue_bridge.cc)
+
+// One pass of a C++ generator: each call returns the next element, nullopt
+// at the end, or an error (the element's: the caller may call again). Called
+// by one thread at a time, the iterator's consumer.
+using GeneratorFn = std::function<Result<std::optional<Element>>()>;
+// Makes the generator of one pass; called once per iterator, on its first
+// GetNext. Must be thread-safe (iterators of one dataset may start at once).
+using GeneratorFactory = std::function<Result<GeneratorFn>()>;
+// tf.data.Dataset.from_generator with a C++ callable: the elements
+// factory()() returns, each checked against `spec` (dtype, shape, arity:
+// InvalidArgument naming the component otherwise; dtype kInvalid and
+// unknown shapes accept anything). Unknown cardinality. A failure of the
+// factory is every GetNext's error until it succeeds.
+Result<DatasetPtr> FromGenerator(GeneratorFactory factory, ElementSpec spec);
+
+// A dataset that dequeues from a sluice queue (the TF1 queue world into
+// tf.data): each GetNext is one queue->Dequeue(); once the queue is closed
+// and empty, the sequence ends. Blocks while the queue is empty and open;
+// destroying the iterator (its tree's cancellation) wakes it with Cancelled.
+// Every iterator dequeues from the same queue, so two passes split the
+// elements between them; cardinality unknown. element_spec: the queue's
+// dtypes and shapes. A probe pass (IteratorContext::probe) dequeues nothing:
+// it sees one zero element. InvalidArgument for a null queue.
+Result<DatasetPtr> FromQueue(std::shared_ptr<queue::Queue> queue);
+
+// A QueueRunner (train/queue_runner.h) whose num_threads threads enqueue the
+// elements of one pass over `dataset` into `queue`, in order when
+// num_threads is 1. The pass ends with OutOfRange, so the last thread closes
+// the queue and its consumers see the epoch end as with any TF1 producer.
+// A Coordinator stop runs the cancel op, which cancels the dataset's
+// iterator (waking a GetNext blocked inside the tree) and closes the queue
+// with cancel_pending_enqueues. Closing the queue from elsewhere ends the
+// runner quietly (Cancelled is a closed code). A dataset error is the
+// thread's error: it stops the coordinator (Join raises it). The iterator is
+// made by the first enqueue step and lives as long as the runner.
+// InvalidArgument for a null dataset or queue, num_threads < 1, or a dataset
+// whose arity or (known) dtypes differ from the queue's.
+Result<std::shared_ptr<train::QueueRunner>> DatasetQueueRunner(DatasetPtr dataset, std::shared_ptr<queue::Queue> queue,
+                                                               int num_threads = 1);
 
 // ---- Options, statistics and AUTOTUNE (model.cc) ------------------------------------
 

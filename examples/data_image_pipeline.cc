@@ -1,0 +1,299 @@
+// The ImageNet-style training input pipeline of image_pipeline.cc, with the
+// Dataset API (sluice/data) instead of queues and runners:
+//
+//   TFRecordDataset(files, num_parallel_reads=T)   T files read at once
+//     -> Shuffle(buffer) -> Repeat(E)
+//     -> Map(parse_example, T threads) -> Map(random resized crop + flip + normalise, T threads)
+//     -> Batch(B) -> Prefetch(2) -> this thread: the "training loop"
+//
+// The loop reads until the end of the sequence (the last epoch). Checks:
+// every image id arrived exactly E times, each with its label (id %
+// classes), every batch has the declared shapes (the last may be smaller),
+// and every crop's red channel still has its class's colour (the images are
+// coloured by class, so a label travelling with the wrong image is caught).
+// Generated data (the same images as image_pipeline.cc) in a temporary
+// folder, removed at the end. Prints images/s; exits non-zero on a failed
+// check.
+//
+//   data_image_pipeline [--images N] [--files N] [--epochs N] [--threads N]
+//                       [--batch N] [--size N] [--width N] [--height N] [--quiet]
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/core/element.h"
+#include "sluice/core/status.h"
+#include "sluice/core/tensor.h"
+#include "sluice/data/datasets.h"
+#include "sluice/data/map_ops.h"
+#include "sluice/image/codec.h"
+#include "sluice/image/random_resized_crop.h"
+#include "sluice/io/record_writer.h"
+#include "sluice/ops/example_builder.h"
+#include "sluice/ops/feature_spec.h"
+#include "sluice/ops/parse_example.h"
+
+namespace {
+
+namespace data = sluice::data;
+namespace fs = std::filesystem;
+namespace image = sluice::image;
+namespace ops = sluice::ops;
+using sluice::DType;
+using sluice::Element;
+using sluice::Result;
+using sluice::Status;
+using sluice::Tensor;
+using sluice::TensorShape;
+
+struct Flags {
+  int64_t images = 256;
+  int64_t files = 4;
+  int64_t epochs = 2;
+  int64_t threads = 2;
+  int64_t batch = 32;
+  int64_t size = 224;
+  int64_t width = 500;
+  int64_t height = 375;
+  int64_t classes = 10;
+  bool quiet = false;
+};
+
+// Parses "--name value" and "--name=value". Returns false on a bad flag.
+bool ParseFlags(int argc, char** argv, Flags* f) {
+  struct Valued {
+    std::string_view name;
+    int64_t* value;
+  };
+  const Valued valued[] = {{"--images", &f->images}, {"--files", &f->files},   {"--epochs", &f->epochs},
+                           {"--threads", &f->threads}, {"--batch", &f->batch}, {"--size", &f->size},
+                           {"--width", &f->width},   {"--height", &f->height}};
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--quiet") {
+      f->quiet = true;
+      continue;
+    }
+    std::string value;
+    if (const size_t eq = arg.find('='); eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg.resize(eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    }
+    const auto it = std::find_if(std::begin(valued), std::end(valued), [&](const Valued& v) { return v.name == arg; });
+    char* end = nullptr;
+    const long long n = std::strtoll(value.c_str(), &end, 10);
+    if (it == std::end(valued) || value.empty() || *end != '\0' || n < 1) {
+      std::fprintf(stderr, "bad flag %s %s\n", arg.c_str(), value.c_str());
+      return false;
+    }
+    *it->value = n;
+  }
+  return true;
+}
+
+// ---- Data (as image_pipeline.cc) -------------------------------------------------
+
+int RedOfClass(int64_t label) { return static_cast<int>(16 + 20 * label); }
+
+uint32_t Hash(uint64_t x) {
+  x = (x ^ (x >> 33)) * 0xFF51AFD7ED558CCDull;
+  x = (x ^ (x >> 33)) * 0xC4CEB9FE1A85EC53ull;
+  return static_cast<uint32_t>(x ^ (x >> 33));
+}
+
+// Image `id`: red = its class's level +- 4, green and blue textured.
+Tensor MakeImage(int64_t id, const Flags& f) {
+  Tensor t(DType::kUInt8, TensorShape({f.height, f.width, 3}));
+  uint8_t* p = t.data<uint8_t>();
+  const int red = RedOfClass(id % f.classes);
+  const double phase = static_cast<double>(id % 97) * 0.37;
+  for (int64_t y = 0; y < f.height; ++y) {
+    for (int64_t x = 0; x < f.width; ++x) {
+      const uint32_t h = Hash(static_cast<uint64_t>(id) * 1000003u + static_cast<uint64_t>(y * f.width + x));
+      uint8_t* px = p + (y * f.width + x) * 3;
+      px[0] = static_cast<uint8_t>(red + static_cast<int>(h % 9) - 4);
+      const double g = 128 + 90 * std::sin(x * 0.031 + phase) * std::cos(y * 0.023 - phase);
+      const double b = 128 + 90 * std::sin((x + y) * 0.017 + 2 * phase);
+      px[1] = static_cast<uint8_t>(std::clamp(g + static_cast<int>((h >> 8) % 25) - 12, 0.0, 255.0));
+      px[2] = static_cast<uint8_t>(std::clamp(b + static_cast<int>((h >> 16) % 25) - 12, 0.0, 255.0));
+    }
+  }
+  return t;
+}
+
+// Writes image i to TFRecord file i % files as Example {image, label, id}.
+Result<std::vector<std::string>> Generate(const Flags& f, const fs::path& dir) {
+  std::vector<std::string> names;
+  std::vector<std::unique_ptr<sluice::io::RecordWriter>> writers;
+  for (int64_t i = 0; i < f.files; ++i) {
+    names.push_back((dir / ("train-" + std::to_string(i) + ".tfrecord")).string());
+    Result<std::unique_ptr<sluice::io::RecordWriter>> w = sluice::io::RecordWriter::Open(names.back());
+    if (!w.ok()) return w.status();
+    writers.push_back(std::move(*w));
+  }
+  for (int64_t id = 0; id < f.images; ++id) {
+    Result<std::string> jpeg = image::EncodeJpeg(MakeImage(id, f), image::EncodeJpegOptions{});
+    if (!jpeg.ok()) return jpeg.status();
+    const std::string record = ops::ExampleBuilder()
+                                   .AddBytes("image", {std::string_view(*jpeg)})
+                                   .AddInt64s("label", {id % f.classes})
+                                   .AddInt64s("id", {id})
+                                   .Serialize();
+    if (Status s = writers[static_cast<size_t>(id % f.files)]->Write(record); !s.ok()) return s;
+  }
+  for (auto& w : writers) {
+    if (Status s = w->Close(); !s.ok()) return s;
+  }
+  return names;
+}
+
+// ---- The pipeline -------------------------------------------------------------------
+
+Result<data::DatasetPtr> Build(const Flags& f, const std::vector<std::string>& files) {
+  ops::FeatureSpec spec;
+  spec["image"] = ops::FixedLenFeature(TensorShape({}), DType::kString);
+  spec["label"] = ops::FixedLenFeature(TensorShape({}), DType::kInt64);
+  spec["id"] = ops::FixedLenFeature(TensorShape({}), DType::kInt64);
+  SLUICE_ASSIGN_OR_RETURN(ops::ExampleParser parser, ops::ExampleParser::Create(spec));
+  image::RandomResizedCropOptions crop;  // torchvision's RandomResizedCrop + flip + ImageNet Normalize, CHW
+  crop.height = f.size;
+  crop.width = f.size;
+  const data::MapOptions parallel{.num_parallel_calls = f.threads};
+
+  data::RecordDatasetOptions read;
+  read.num_parallel_reads = f.files;  // every file at once
+  SLUICE_ASSIGN_OR_RETURN(data::DatasetPtr ds, data::TFRecordDataset(files, read));
+  SLUICE_ASSIGN_OR_RETURN(ds, data::Shuffle(ds, 4 * f.batch, /*seed=*/87654321, /*seed2=*/7));
+  SLUICE_ASSIGN_OR_RETURN(ds, data::Repeat(ds, f.epochs));
+  SLUICE_ASSIGN_OR_RETURN(data::NativeMap parse, data::ParseExampleMap(ds->element_spec(), parser));
+  SLUICE_ASSIGN_OR_RETURN(ds, data::MapWithIndex(ds, parse.fn, parse.spec, parallel));  // {id, image, label}
+  SLUICE_ASSIGN_OR_RETURN(data::NativeMap crops, data::RandomResizedCropMap(ds->element_spec(), 1, crop, /*seed=*/1));
+  SLUICE_ASSIGN_OR_RETURN(ds, data::MapWithIndex(ds, crops.fn, crops.spec, parallel));
+  SLUICE_ASSIGN_OR_RETURN(ds, data::Batch(ds, f.batch));
+  return data::Prefetch(ds, 2);
+}
+
+struct Tally {
+  std::vector<int64_t> seen;  // per id
+  int64_t images = 0, batches = 0, wrong_labels = 0, wrong_colours = 0, bad_shapes = 0;
+};
+
+// Checks one batch {id, image, label} (the parsed features' sorted order).
+void Check(const Element& batch, const Flags& f, Tally* t) {
+  const Tensor& ids = batch[0];
+  const Tensor& images = batch[1];
+  const Tensor& labels = batch[2];
+  const int64_t n = ids.rank() == 1 ? ids.shape().dim(0) : -1;
+  ++t->batches;
+  if (n < 1 || n > f.batch || images.shape() != TensorShape({n, 3, f.size, f.size}) ||
+      labels.shape() != TensorShape({n})) {
+    ++t->bad_shapes;
+    return;
+  }
+  const int64_t plane = f.size * f.size;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t id = ids.flat<int64_t>()[i];
+    const int64_t label = labels.flat<int64_t>()[i];
+    if (id < 0 || id >= f.images || label != id % f.classes) {
+      ++t->wrong_labels;
+      continue;
+    }
+    ++t->seen[static_cast<size_t>(id)];
+    ++t->images;
+    // The red channel of the normalised crop, back on the 0..255 scale (every 4th pixel).
+    const float* red = images.data<float>() + i * 3 * plane;
+    double sum = 0;
+    int64_t count = 0;
+    for (int64_t y = 0; y < f.size; y += 4) {
+      for (int64_t x = 0; x < f.size; x += 4, ++count) sum += red[y * f.size + x];
+    }
+    const double level = (sum / static_cast<double>(count) * 0.229 + 0.485) * 255.0;
+    if (std::abs(level - RedOfClass(label)) > 8) ++t->wrong_colours;
+  }
+}
+
+int Run(const Flags& f) {
+  std::string tmpl = (fs::temp_directory_path() / "sluice_data_image_pipeline_XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    std::perror("mkdtemp");
+    return 1;
+  }
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } cleanup{tmpl};
+  Result<std::vector<std::string>> files = Generate(f, cleanup.dir);
+  if (!files.ok()) {
+    std::fprintf(stderr, "generating the data failed: %s\n", files.status().ToString().c_str());
+    return 1;
+  }
+  Result<data::DatasetPtr> ds = Build(f, *files);
+  if (!ds.ok()) {
+    std::fprintf(stderr, "building the pipeline failed: %s\n", ds.status().ToString().c_str());
+    return 1;
+  }
+  if (!f.quiet) std::printf("element_spec: %s\n", (*ds)->element_spec().DebugString().c_str());
+
+  Tally tally;
+  tally.seen.assign(static_cast<size_t>(f.images), 0);
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<data::IteratorBase> it = (*ds)->MakeIterator();
+  Status error;
+  while (true) {  // the training loop
+    Element batch;
+    bool end = false;
+    error = it->GetNext(&batch, &end);
+    if (!error.ok() || end) break;
+    Check(batch, f, &tally);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  it.reset();
+
+  int64_t wrong_counts = 0;
+  for (int64_t n : tally.seen) wrong_counts += n != f.epochs;
+  std::printf("images/s: %.1f (%" PRId64 " images of %" PRId64 "x%" PRId64 " in %" PRId64 " batches, %" PRId64
+              " epochs, %" PRId64 " threads, %.3f s)\n",
+              static_cast<double>(tally.images) / seconds, tally.images, f.size, f.size, tally.batches, f.epochs,
+              f.threads, seconds);
+  const bool ok = error.ok() && tally.images == f.images * f.epochs && wrong_counts == 0 &&
+                  tally.wrong_labels == 0 && tally.wrong_colours == 0 && tally.bad_shapes == 0;
+  if (ok) {
+    std::printf("check: %" PRId64 " images (every id %" PRId64 " times), labels, shapes and colours: OK\n",
+                tally.images, f.epochs);
+    return 0;
+  }
+  std::printf("check FAILED: %s; %" PRId64 " images (want %" PRId64 "), %" PRId64 " ids not seen %" PRId64
+              " times, %" PRId64 " wrong labels, %" PRId64 " wrong colours, %" PRId64 " bad shapes\n",
+              error.ToString().c_str(), tally.images, f.images * f.epochs, wrong_counts, f.epochs,
+              tally.wrong_labels, tally.wrong_colours, tally.bad_shapes);
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  if (!ParseFlags(argc, argv, &flags)) {
+    std::fprintf(stderr,
+                 "usage: %s [--images N] [--files N] [--epochs N] [--threads N] [--batch N] [--size N]\n"
+                 "          [--width N] [--height N] [--quiet]\n",
+                 argv[0]);
+    return 2;
+  }
+  return Run(flags);
+}

@@ -1,0 +1,318 @@
+// CacheToFile: Dataset.cache(filename).
+//
+// File format (little-endian), written once by the first complete pass:
+//   magic       8 bytes "SLCACHE1"
+//   record*     u32 length | u32 masked CRC32C of the payload | payload
+//               payload = one element: u32 components, then per component
+//               u8 dtype | u8 rank | i64 dims[rank] | data, where data is
+//               the raw values, or for strings u64 length + bytes each
+//   footer      u32 0xFFFFFFFF | u64 element count | u32 masked CRC32C of
+//               the count
+// A file that ends before its footer, a bad CRC or magic, or a payload that
+// does not parse is DataLoss naming the file (payloads "file", "offset").
+// The writer holds "<filename>.lockfile" (created exclusively) and writes
+// "<filename>.tmp-<pid>-<n>", renamed to `filename` after the footer; an
+// unfinished pass deletes both.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <ctime>
+#include <utility>
+
+#include "data/dataset_util.h"
+#include "sluice/data/datasets.h"
+#include "sluice/io/crc32c.h"
+#include "sluice/io/file_system.h"
+
+namespace sluice::data {
+namespace {
+
+constexpr char kMagic[8] = {'S', 'L', 'C', 'A', 'C', 'H', 'E', '1'};
+constexpr uint32_t kFooterMarker = 0xFFFFFFFFu;
+
+template <class T>
+void Put(std::string* out, T v) {
+  out->append(reinterpret_cast<const char*>(&v), sizeof(v));
+}
+
+std::string Encode(const Element& e) {
+  std::string out;
+  Put<uint32_t>(&out, static_cast<uint32_t>(e.size()));
+  for (const Tensor& t : e) {
+    Put<uint8_t>(&out, static_cast<uint8_t>(t.dtype()));
+    Put<uint8_t>(&out, static_cast<uint8_t>(t.rank()));
+    for (int64_t d : t.shape().dims()) Put<int64_t>(&out, d);
+    if (t.dtype() == DType::kString) {
+      for (const std::string& s : t.flat<std::string>()) {
+        Put<uint64_t>(&out, s.size());
+        out += s;
+      }
+    } else {
+      out.append(static_cast<const char*>(t.raw_data()), t.TotalBytes());
+    }
+  }
+  return out;
+}
+
+// Reads the payload of one element; false if it does not parse.
+class Decoder {
+ public:
+  explicit Decoder(std::string_view in) : in_(in) {}
+
+  bool Decode(Element* out) {
+    uint32_t n;
+    if (!Get(&n)) return false;
+    out->clear();
+    for (uint32_t c = 0; c < n; ++c) {
+      uint8_t dtype, rank;
+      if (!Get(&dtype) || !Get(&rank) || dtype == 0 || DTypeSize(static_cast<DType>(dtype)) == 0) return false;
+      std::vector<int64_t> dims(rank);
+      for (int64_t& d : dims) {
+        if (!Get(&d) || d < 0) return false;
+      }
+      Tensor t(static_cast<DType>(dtype), TensorShape(dims));
+      if (t.dtype() == DType::kString) {
+        for (std::string& s : t.flat<std::string>()) {
+          uint64_t size;
+          if (!Get(&size) || size > in_.size()) return false;
+          s.assign(in_.substr(0, size));
+          in_.remove_prefix(size);
+        }
+      } else {
+        if (t.TotalBytes() > in_.size()) return false;
+        std::memcpy(t.raw_data(), in_.data(), t.TotalBytes());
+        in_.remove_prefix(t.TotalBytes());
+      }
+      out->push_back(std::move(t));
+    }
+    return in_.empty();
+  }
+
+ private:
+  template <class T>
+  bool Get(T* v) {
+    if (in_.size() < sizeof(T)) return false;
+    std::memcpy(v, in_.data(), sizeof(T));
+    in_.remove_prefix(sizeof(T));
+    return true;
+  }
+  std::string_view in_;
+};
+
+Status DataLossAt(const std::string& path, uint64_t offset, std::string_view what) {
+  return Status(Code::kDataLoss, "Corrupted cache file \"" + path + "\" at offset " + std::to_string(offset) + ": " +
+                                     std::string(what))
+      .WithPayload("file", path)
+      .WithPayload("offset", std::to_string(offset));
+}
+
+// Replays a finished cache file.
+class CacheReader {
+ public:
+  explicit CacheReader(std::string path) : path_(std::move(path)) {}
+
+  Status GetNext(Element* out, bool* end) {
+    if (!file_) SLUICE_RETURN_IF_ERROR(Open());
+    char head[8];
+    SLUICE_RETURN_IF_ERROR(ReadExactly(offset_, sizeof(head), head));
+    uint32_t length, masked;
+    std::memcpy(&length, head, 4);
+    std::memcpy(&masked, head + 4, 4);
+    if (length == kFooterMarker) return Footer(end);
+    if (length > size_ - offset_ - 8) return DataLossAt(path_, offset_, "truncated");  // before allocating
+    std::string payload(length, '\0');
+    SLUICE_RETURN_IF_ERROR(ReadExactly(offset_ + 8, length, payload.data()));
+    if (io::crc32c::Unmask(masked) != io::crc32c::Value(payload)) return DataLossAt(path_, offset_, "bad checksum");
+    if (!Decoder(payload).Decode(out)) return DataLossAt(path_, offset_, "bad element");
+    offset_ += 8 + length;
+    ++count_;
+    *end = false;
+    return Status();
+  }
+
+ private:
+  Status Open() {
+    SLUICE_ASSIGN_OR_RETURN(file_, io::DefaultFileSystem()->NewRandomAccessFile(path_));
+    SLUICE_ASSIGN_OR_RETURN(size_, io::DefaultFileSystem()->GetFileSize(path_));
+    char magic[sizeof(kMagic)];
+    SLUICE_RETURN_IF_ERROR(ReadExactly(0, sizeof(magic), magic));
+    if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) return DataLossAt(path_, 0, "not a sluice cache file");
+    offset_ = sizeof(kMagic);
+    return Status();
+  }
+
+  Status Footer(bool* end) {
+    char tail[12];
+    SLUICE_RETURN_IF_ERROR(ReadExactly(offset_ + 4, sizeof(tail), tail));
+    uint64_t count;
+    uint32_t masked;
+    std::memcpy(&count, tail, 8);
+    std::memcpy(&masked, tail + 8, 4);
+    if (io::crc32c::Unmask(masked) != io::crc32c::Value(tail, 8) || count != count_) {
+      return DataLossAt(path_, offset_, "bad footer");
+    }
+    *end = true;
+    return Status();
+  }
+
+  Status ReadExactly(uint64_t offset, size_t n, char* dst) {
+    Result<size_t> got = file_->Read(offset, n, dst);
+    if (!got.ok()) return got.status().WithPayload("file", path_);
+    if (*got != n) return DataLossAt(path_, offset, "truncated");
+    return Status();
+  }
+
+  const std::string path_;
+  std::unique_ptr<io::RandomAccessFile> file_;
+  uint64_t size_ = 0;
+  uint64_t offset_ = 0;
+  uint64_t count_ = 0;
+};
+
+std::atomic<uint64_t> g_temp_counter{0};
+
+// Writes the elements of one pass; Finish publishes them.
+class CacheWriter {
+ public:
+  explicit CacheWriter(std::string path) : path_(std::move(path)), lock_path_(path_ + ".lockfile") {}
+  CacheWriter(const CacheWriter&) = delete;
+  CacheWriter& operator=(const CacheWriter&) = delete;
+  ~CacheWriter() { Abandon(); }
+
+  // Takes the lock file and opens the temporary file. AlreadyExists (TF's
+  // message) while another pass writes this cache.
+  Status Start() {
+    const int fd = ::open(lock_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      if (errno == EEXIST) {
+        return Status(Code::kAlreadyExists,
+                      "There appears to be a concurrent caching iterator running - cache lockfile already exists "
+                      "('" + lock_path_ + "'). If you are sure no other running TF computations are using this "
+                      "cache prefix, delete the lockfile and re-initialize the iterator.")
+            .WithPayload("file", lock_path_);
+      }
+      return Status(Code::kUnavailable, "cannot create cache lockfile '" + lock_path_ + "': " + std::strerror(errno))
+          .WithPayload("file", lock_path_);
+    }
+    const std::string note = "Created at: " + std::to_string(std::time(nullptr)) + "\n";
+    (void)!::write(fd, note.data(), note.size());
+    ::close(fd);
+    locked_ = true;
+    temp_path_ = path_ + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(g_temp_counter++);
+    SLUICE_ASSIGN_OR_RETURN(file_, io::DefaultFileSystem()->NewWritableFile(temp_path_));
+    return file_->Append(std::string_view(kMagic, sizeof(kMagic)));
+  }
+
+  Status Append(const Element& e) {
+    const std::string payload = Encode(e);
+    std::string head;
+    Put<uint32_t>(&head, static_cast<uint32_t>(payload.size()));
+    Put<uint32_t>(&head, io::crc32c::Mask(io::crc32c::Value(payload)));
+    SLUICE_RETURN_IF_ERROR(file_->Append(head));
+    SLUICE_RETURN_IF_ERROR(file_->Append(payload));
+    ++count_;
+    return Status();
+  }
+
+  Status Finish() {
+    std::string footer, count;
+    Put<uint32_t>(&footer, kFooterMarker);
+    Put<uint64_t>(&count, count_);
+    footer += count;
+    Put<uint32_t>(&footer, io::crc32c::Mask(io::crc32c::Value(count)));
+    SLUICE_RETURN_IF_ERROR(file_->Append(footer));
+    SLUICE_RETURN_IF_ERROR(file_->Close());
+    file_.reset();
+    SLUICE_RETURN_IF_ERROR(io::DefaultFileSystem()->RenameFile(temp_path_, path_));
+    temp_path_.clear();
+    Unlock();
+    return Status();
+  }
+
+ private:
+  void Abandon() {
+    if (file_) {
+      (void)file_->Close();
+      file_.reset();
+    }
+    if (!temp_path_.empty()) (void)io::DefaultFileSystem()->DeleteFile(temp_path_);
+    Unlock();
+  }
+  void Unlock() {
+    if (locked_) (void)io::DefaultFileSystem()->DeleteFile(lock_path_);
+    locked_ = false;
+  }
+
+  const std::string path_, lock_path_;
+  std::string temp_path_;
+  std::unique_ptr<io::WritableFile> file_;
+  bool locked_ = false;
+  uint64_t count_ = 0;
+};
+
+class FileCacheDataset : public DatasetBase {
+ public:
+  FileCacheDataset(DatasetPtr input, std::string filename)
+      : DatasetBase(input->element_spec()), input_(std::move(input)), filename_(std::move(filename)) {}
+  int64_t cardinality() const override { return input_->cardinality(); }
+  std::string DebugName() const override { return "Cache"; }
+  std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    if (io::DefaultFileSystem()->FileExists(filename_).ok()) return std::make_unique<ReadIterator>(this);
+    return std::make_unique<WriteIterator>(this, ctx);
+  }
+
+ private:
+  class ReadIterator : public DatasetIterator<FileCacheDataset> {
+   public:
+    explicit ReadIterator(const FileCacheDataset* d) : DatasetIterator(d), reader_(d->filename_) {}
+    Status GetNext(Element* out, bool* end_of_sequence) override { return reader_.GetNext(out, end_of_sequence); }
+
+   private:
+    CacheReader reader_;
+  };
+
+  // Passes the input through, writing each element; an input error passes
+  // through and is not cached.
+  class WriteIterator : public DatasetIterator<FileCacheDataset> {
+   public:
+    WriteIterator(const FileCacheDataset* d, const IteratorContext& ctx)
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), writer_(d->filename_) {}
+    Status GetNext(Element* out, bool* end_of_sequence) override {
+      if (done_) {
+        *end_of_sequence = true;
+        return Status();
+      }
+      if (!started_) {
+        SLUICE_RETURN_IF_ERROR(writer_.Start());
+        started_ = true;
+      }
+      SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+      if (*end_of_sequence) {
+        done_ = true;
+        return writer_.Finish();
+      }
+      return writer_.Append(*out);
+    }
+
+   private:
+    std::unique_ptr<IteratorBase> input_;
+    CacheWriter writer_;
+    bool started_ = false;
+    bool done_ = false;
+  };
+
+  const DatasetPtr input_;
+  const std::string filename_;
+};
+
+}  // namespace
+
+Result<DatasetPtr> CacheToFile(DatasetPtr input, std::string filename) {
+  SLUICE_RETURN_IF_ERROR(CheckInput(input, "cache"));
+  if (filename.empty()) return Cache(std::move(input));
+  return DatasetPtr(std::make_shared<FileCacheDataset>(std::move(input), std::move(filename)));
+}
+
+}  // namespace sluice::data

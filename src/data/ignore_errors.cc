@@ -1,0 +1,60 @@
+// IgnoreErrors: elements whose GetNext fails are skipped and counted.
+#include <string>
+#include <utility>
+
+#include "data/dataset_util.h"
+#include "sluice/core/logging.h"
+#include "sluice/data/datasets.h"
+
+namespace sluice::data {
+namespace {
+
+// TF's warning, with the status's context payloads (a reader's file, record
+// and offset) appended.
+std::string WarningOf(const Status& s) {
+  std::string out = "Error raised with error message " + s.ToString();
+  for (const auto& [key, value] : s.payloads()) out += " [" + key + ": " + value + "]";
+  return out;
+}
+
+class IgnoreErrorsDataset : public DatasetBase {
+ public:
+  IgnoreErrorsDataset(DatasetPtr input, bool log_warning)
+      : DatasetBase(input->element_spec()), input_(std::move(input)), log_warning_(log_warning) {}
+  int64_t cardinality() const override { return kUnknownCardinality; }
+  std::string DebugName() const override { return "IgnoreErrors"; }
+  std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    return std::make_unique<Iterator>(this, ctx);
+  }
+
+ private:
+  class Iterator : public DatasetIterator<IgnoreErrorsDataset> {
+   public:
+    Iterator(const IgnoreErrorsDataset* d, const IteratorContext& ctx)
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), skipped_(ctx.skipped_errors) {}
+    Status GetNext(Element* out, bool* end_of_sequence) override {
+      while (true) {
+        Status s = input_->GetNext(out, end_of_sequence);
+        if (s.ok() || errors::IsCancelled(s)) return s;
+        if (skipped_) skipped_->fetch_add(1, std::memory_order_relaxed);
+        if (dataset_->log_warning_) LogWarning(WarningOf(s));
+      }
+    }
+
+   private:
+    std::unique_ptr<IteratorBase> input_;
+    const std::shared_ptr<std::atomic<int64_t>> skipped_;
+  };
+
+  const DatasetPtr input_;
+  const bool log_warning_;
+};
+
+}  // namespace
+
+Result<DatasetPtr> IgnoreErrors(DatasetPtr input, bool log_warning) {
+  SLUICE_RETURN_IF_ERROR(CheckInput(input, "ignore_errors"));
+  return DatasetPtr(std::make_shared<IgnoreErrorsDataset>(std::move(input), log_warning));
+}
+
+}  // namespace sluice::data

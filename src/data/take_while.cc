@@ -1,0 +1,57 @@
+// TakeWhile: the elements before the first one a predicate rejects.
+#include <utility>
+
+#include "data/dataset_util.h"
+#include "sluice/data/datasets.h"
+
+namespace sluice::data {
+namespace {
+
+class TakeWhileDataset : public DatasetBase {
+ public:
+  TakeWhileDataset(DatasetPtr input, PredicateFn predicate)
+      : DatasetBase(input->element_spec()), input_(std::move(input)), predicate_(std::move(predicate)) {}
+  int64_t cardinality() const override { return kUnknownCardinality; }
+  std::string DebugName() const override { return "TakeWhile"; }
+  std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    return std::make_unique<Iterator>(this, ctx);
+  }
+
+ private:
+  class Iterator : public DatasetIterator<TakeWhileDataset> {
+   public:
+    Iterator(const TakeWhileDataset* d, const IteratorContext& ctx)
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+    Status GetNext(Element* out, bool* end_of_sequence) override {
+      if (!input_) {
+        *end_of_sequence = true;
+        return Status();
+      }
+      SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+      if (*end_of_sequence) return Status();
+      Result<bool> keep = dataset_->predicate_(*out);
+      if (!keep.ok()) return keep.status();
+      if (!*keep) {
+        input_.reset();  // nothing more is read from the input
+        *end_of_sequence = true;
+      }
+      return Status();
+    }
+
+   private:
+    std::unique_ptr<IteratorBase> input_;
+  };
+
+  const DatasetPtr input_;
+  const PredicateFn predicate_;
+};
+
+}  // namespace
+
+Result<DatasetPtr> TakeWhile(DatasetPtr input, PredicateFn predicate) {
+  SLUICE_RETURN_IF_ERROR(CheckInput(input, "take_while"));
+  if (!predicate) return InvalidArgument("take_while: predicate is empty");
+  return DatasetPtr(std::make_shared<TakeWhileDataset>(std::move(input), std::move(predicate)));
+}
+
+}  // namespace sluice::data
