@@ -183,9 +183,9 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     });
     threads_.reserve(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) {
-      threads_.emplace_back([this] {
+      threads_.emplace_back([this, i] {
         SetCurrentThreadName("sluice_map");
-        WorkerLoop();
+        WorkerLoop(i);
       });
     }
   }
@@ -195,6 +195,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     cancelled_ = true;
     ready_cv_.SignalAll();
     space_cv_.SignalAll();
+    park_cv_.SignalAll();
   }
 
   void SetParallelismLocked(int64_t p) SLUICE_REQUIRES(mu_) {
@@ -203,6 +204,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     Node::Set(node_->parallelism, parallelism_);
     Node::Set(node_->buffer_size, (2 * parallelism_ + 1) * static_cast<int64_t>(ChunkSize()));
     space_cv_.SignalAll();
+    park_cv_.SignalAll();
   }
 
   // The slot to hand out next, or end(). The end slot (the last) is ready
@@ -223,7 +225,9 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
   // given slots in order under input_mu_, mapped outside every lock, then
   // published together. Chunks make a cheap function (parsing a small
   // record) cost one hand-off per chunk instead of one per element.
-  void WorkerLoop() SLUICE_EXCLUDES(mu_, input_mu_) {
+  // Worker `index` works while index < parallelism_ and is parked (holding
+  // no lock) otherwise, so the working ones run as a fixed pool would.
+  void WorkerLoop(int64_t index) SLUICE_EXCLUDES(mu_, input_mu_) {
     std::vector<std::shared_ptr<Slot>> chunk;
     std::vector<Element> elements;
     while (true) {
@@ -232,19 +236,22 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
       uint64_t first_index = 0;
       bool end = false;
       {
+        MutexLock lock(&mu_);
+        while (!cancelled_ && !input_done_ && index >= parallelism_) park_cv_.Wait(&mu_);
+        if (cancelled_ || input_done_) return;
+      }
+      {
         MutexLock input_lock(&input_mu_);
         const size_t want = ChunkSize();
         {
           MutexLock lock(&mu_);
-          while (!cancelled_ && !input_done_ &&
-                 (active_ >= parallelism_ || slots_.size() >= want * 2 * static_cast<size_t>(parallelism_))) {
+          while (!cancelled_ && !input_done_ && slots_.size() >= want * 2 * static_cast<size_t>(parallelism_)) {
             ++workers_waiting_;
             space_cv_.Wait(&mu_);
             --workers_waiting_;
           }
           if (cancelled_ || input_done_) return;
           first_index = next_index_;
-          ++active_;
           for (size_t j = 0; j < want; ++j) {
             chunk.push_back(std::make_shared<Slot>());
             slots_.push_back(chunk.back());
@@ -273,6 +280,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
           chunk[got]->end = true;
           input_done_ = true;
           space_cv_.SignalAll();
+          park_cv_.SignalAll();
         }
       }
       const size_t n = end ? chunk.size() - 1 : chunk.size();
@@ -299,8 +307,6 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
         Node::Add(node_->bytes, bytes);
       }
       MutexLock lock(&mu_);
-      --active_;
-      if (workers_waiting_ > 0) space_cv_.SignalAll();
       for (size_t j = 0; j < chunk.size(); ++j) {
         chunk[j]->done = true;
         if (j < n && chunk[j]->status.ok()) chunk[j]->element = std::move(elements[j]);
@@ -339,12 +345,12 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
 
   Mutex mu_;
   CondVar ready_cv_;  // a slot is done, or cancelled
-  CondVar space_cv_;  // a slot was taken, a call finished, parallelism rose, the input ended, or cancelled
-  // Calls (chunks) at once, at most max_parallelism_ (the threads started);
-  // up to 2 x parallelism_ chunks of slots exist at once.
+  CondVar space_cv_;  // a slot was taken, parallelism rose, the input ended, or cancelled
+  // Workers working (the others are parked), at most max_parallelism_ (the
+  // threads started); up to 2 x parallelism_ chunks of slots exist at once.
   int64_t parallelism_ SLUICE_GUARDED_BY(mu_);
   int64_t max_parallelism_ SLUICE_GUARDED_BY(mu_) = 1;
-  int64_t active_ SLUICE_GUARDED_BY(mu_) = 0;  // chunks reserved and not yet published
+  CondVar park_cv_;  // parallelism_ rose, the input ended, or cancelled
   std::deque<std::shared_ptr<Slot>> slots_ SLUICE_GUARDED_BY(mu_);
   uint64_t next_index_ SLUICE_GUARDED_BY(mu_) = 0;
   bool input_done_ SLUICE_GUARDED_BY(mu_) = false;
