@@ -15,7 +15,12 @@
 #      sequential TFRecordDataset read of the same files in the page cache
 #      (bench/global_shuffle_bench.py: "ratio global_shuffle vs
 #      sequential_read: <x>");
-# then bench/report_data.py: a table and the "ratio ..." lines of 2 and 3.
+#   5. AUTOTUNE from a cold start against a grid of hand-set parallelism on
+#      the image pipeline (bench/autotune_bench.py: "ratio autotune vs
+#      grid-best: <x>");
+# then bench/report_data.py: a table and the "ratio ..." lines of 2 and 3,
+# and the ratio lines of 1, 4 and 5 repeated, so that the run ends with one
+# line per target.
 #   DATA_BUILD_DIR=build-bench-data   Release build of sluice._core,
 #                       image_pipeline (the file generator) and data_benchmark
 #   RECORDS=50000       records of the parse pipeline
@@ -27,6 +32,7 @@
 #   GS_SMALL=200000 GS_LARGE=2000 GS_REPS=5   part 4: records of ~1 KiB and
 #                       ~100 KiB over 8 files, passes of each pipeline
 #   SKIP_GSHUFFLE=1     skip part 4
+#   AUTOTUNE_SECONDS=10  AUTOTUNE_REPS=2   part 5;  SKIP_AUTOTUNE=1  skip it
 # The DataLoader rows need torch and Pillow (bench/requirements-peers.txt;
 # or put them on PYTHONPATH); without them they are skipped.
 set -euo pipefail
@@ -48,16 +54,24 @@ export TF_CPP_MIN_LOG_LEVEL=3
 export OPENBLAS_NUM_THREADS=1
 out="$build/bench-results"
 mkdir -p "$out"
+rm -f "$out/ratios.log"
+touch "$out/ratios.log"
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC'); $(getconf _NPROCESSORS_ONLN) CPUs; $(lscpu | sed -n 's/^Model name: *//p' | head -1); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 if [ "${SKIP_PARSE:-0}" != "1" ]; then
   echo "== parse pipeline: bench/py_data_bench.py --records ${RECORDS:-50000} --reps $REPS"
-  "$py" bench/py_data_bench.py --records "${RECORDS:-50000}" --reps "$REPS"
+  "$py" bench/py_data_bench.py --records "${RECORDS:-50000}" --reps "$REPS" | tee -a "$out/ratios.log"
 fi
 
 if [ "${SKIP_GSHUFFLE:-0}" != "1" ]; then
   echo "== global shuffle: bench/global_shuffle_bench.py --small ${GS_SMALL:-200000} --large ${GS_LARGE:-2000} --reps ${GS_REPS:-5}"
-  "$py" bench/global_shuffle_bench.py --small "${GS_SMALL:-200000}" --large "${GS_LARGE:-2000}" --reps "${GS_REPS:-5}"
+  "$py" bench/global_shuffle_bench.py --small "${GS_SMALL:-200000}" --large "${GS_LARGE:-2000}" --reps "${GS_REPS:-5}" \
+    | tee -a "$out/ratios.log"
+fi
+
+if [ "${SKIP_AUTOTUNE:-0}" != "1" ]; then
+  echo "== AUTOTUNE vs a grid: bench/autotune_bench.py --seconds ${AUTOTUNE_SECONDS:-10} --reps ${AUTOTUNE_REPS:-2}"
+  "$py" bench/autotune_bench.py --seconds "${AUTOTUNE_SECONDS:-10}" --reps "${AUTOTUNE_REPS:-2}" | tee -a "$out/ratios.log"
 fi
 
 cxx_json="$out/data_benchmark.json"
@@ -85,3 +99,4 @@ if [ "${SKIP_IMAGE:-0}" != "1" ]; then
 fi
 echo
 "$py" bench/report_data.py --cxx "$cxx_json" "${image_args[@]}"
+grep '^ratio ' "$out/ratios.log" || true

@@ -490,7 +490,7 @@ class DatasetV2:
         elements as they are ready.
         """
         npc = _opt_int(num_parallel_calls, "num_parallel_calls")
-        det = True if deterministic is None else bool(deterministic)
+        det = None if deterministic is None else bool(deterministic)
         if isinstance(map_func, _NativeFn):
             return map_func._apply(self, npc, det)
         if not callable(map_func):
@@ -601,7 +601,7 @@ class DatasetV2:
         cycle = AUTOTUNE if cycle_length is None else _int(cycle_length, "cycle_length")
         block = 1 if block_length is None else _int(block_length, "block_length")
         npc = _opt_int(num_parallel_calls, "num_parallel_calls")
-        det = True if deterministic is None else bool(deterministic)
+        det = None if deterministic is None else bool(deterministic)
         if _data_xforms.is_window(self._structure):
             return _data_xforms.interleave_windows(self, map_func, cycle, block, npc, det)
         in_structure = self._structure
@@ -1160,3 +1160,100 @@ def _transformation(method):
 for _name in ("scan", "take_while", "unique", "ignore_errors", "group_by_window", "bucket_by_sequence_length"):
     setattr(_Experimental, _name, _transformation(getattr(DatasetV2, _name)))
 del _name
+
+
+# -- options, statistics and AUTOTUNE (tf.data.Options: _data_options.py)
+
+from sluice import _data_options  # noqa: E402
+from sluice._data_options import Options, ThreadingOptions  # noqa: E402,F401
+
+__all__ += ["Options", "ThreadingOptions"]
+
+for _name in ("AutotuneOptions", "AutotuneAlgorithm", "AutoShardPolicy", "DistributeOptions", "ExternalStatePolicy",
+              "OptimizationOptions", "ServiceOptions", "ThreadingOptions"):
+    setattr(_Experimental, _name, getattr(_data_options, _name))
+
+
+def _with_options(self, options, name=None):
+    """A dataset with `options` (``tf.data.Options``) merged over its own (TF's rules: the later set value wins).
+
+    The engine reads ``deterministic`` (for ops whose own argument is
+    unset) and ``autotune.enabled / cpu_budget / ram_budget``; the rest are
+    accepted and reported by ``options()``.
+    """
+    if not isinstance(options, Options):
+        raise TypeError("options must be a tf.data.Options, got %r" % (options,))
+    out = Dataset(_d.with_options(self._core, **options._to_core()), self._structure)
+    merged = _data_options.merge_options(self.options(), options)
+    merged._set_mutable(False)
+    out._options_attr = merged
+    return out
+
+
+def _options(self):
+    """The options of this dataset and its inputs (immutable: mutating them raises ValueError)."""
+    o = self.__dict__.get("_options_attr")
+    if o is None:
+        o = Options()
+        o._set_mutable(False)
+    return o
+
+
+def _input_datasets(args, kwargs):
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, DatasetV2):
+            yield a
+        elif isinstance(a, (tuple, list)):
+            yield from (x for x in a if isinstance(x, DatasetV2))
+        elif isinstance(a, dict):
+            yield from (x for x in a.values() if isinstance(x, DatasetV2))
+
+
+def _propagating(fn):
+    """`fn`, whose new dataset gets the merged options of the datasets it was made from (TF's rule)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        if isinstance(out, DatasetV2) and "_options_attr" not in out.__dict__:
+            found = [d.__dict__.get("_options_attr") for d in _input_datasets(args, kwargs) if d is not out]
+            found = [o for o in found if o is not None]
+            if found:
+                merged = _data_options.merge_options(*found)
+                merged._set_mutable(False)
+                out._options_attr = merged
+        return out
+    return wrapper
+
+
+def _propagate_options(cls):
+    for attr, value in list(vars(cls).items()):
+        if attr.startswith("_") or attr in ("with_options", "options"):
+            continue
+        if isinstance(value, staticmethod):
+            setattr(cls, attr, staticmethod(_propagating(value.__func__)))
+        elif callable(value) and not isinstance(value, type):
+            setattr(cls, attr, _propagating(value))
+
+
+DatasetV2.with_options = _with_options
+DatasetV2.options = _options
+_propagate_options(DatasetV2)
+
+
+def _iterator_stats(self):
+    """Per-stage statistics of this pass, one dict per stage, sources first and "Root" (the consumer) last.
+
+    Keys: name, elements, bytes, busy_ns (the stage's own work, all threads;
+    Root: the consumer's time between calls), cpu_ns (parallel stages),
+    wait_ns (waiting for the input), buffer_size, buffer_fill, parallelism,
+    autotune, and busy_ns_per_element. AUTOTUNE reads the same counters.
+    """
+    stats = _d.iterator_stats(self._it)
+    for s in stats:
+        s["busy_ns_per_element"] = s["busy_ns"] / s["elements"] if s["elements"] else 0.0
+    return stats
+
+
+Iterator.stats = _iterator_stats

@@ -37,6 +37,7 @@
 #include "bind_common.h"
 #include "bind_data.h"
 #include "bind_data_pass.h"
+#include "bind_data_autotune.h"
 #include "sluice/core/mutex.h"
 #include "sluice/data/datasets.h"
 #include "sluice/data/map_ops.h"
@@ -47,19 +48,12 @@ namespace sluice::python {
 
 using data::DatasetPtr;
 
-bool PythonGone() {
+bool InterpreterFinalizing() {
 #if PY_VERSION_HEX >= 0x030D0000
   return !Py_IsInitialized() || Py_IsFinalizing();
 #else
   return !Py_IsInitialized() || _Py_IsFinalizing();
 #endif
-}
-
-// Where a worker thread that the finalizing interpreter ends while it takes
-// the GIL (CPython < 3.14 calls pthread_exit there) stops instead: its forced
-// unwind must not run the C++ frames above it. The process is exiting.
-[[noreturn]] void ParkForever() {
-  while (true) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
 namespace {
@@ -97,7 +91,7 @@ DataIteratorHandle::~DataIteratorHandle() {
 
 void DataIteratorHandle::Close() {
   if (!it) return;
-  if (PythonGone()) {
+  if (InterpreterFinalizing()) {
     (void)it.release();  // the process is ending; a worker may hold the GIL for ever
     return;
   }
@@ -167,7 +161,7 @@ std::vector<DatasetPtr> Unwrap(const std::vector<const DataDatasetHandle*>& hand
   return out;
 }
 
-data::MapOptions MapOptionsOf(std::optional<int64_t> num_parallel_calls, bool deterministic) {
+data::MapOptions MapOptionsOf(std::optional<int64_t> num_parallel_calls, std::optional<bool> deterministic) {
   return data::MapOptions{.num_parallel_calls = num_parallel_calls, .deterministic = deterministic};
 }
 
@@ -194,7 +188,7 @@ data::RecordDatasetOptions RecordOptions(const std::string& compression_type, in
 }
 
 DataDatasetHandle MapNative(const DataDatasetHandle& in, Result<data::NativeMap> map, std::optional<int64_t> npc,
-                        bool deterministic) {
+                        std::optional<bool> deterministic) {
   data::NativeMap m = ValueOrThrow(std::move(map));
   return Wrap(data::MapWithIndex(in.ds, std::move(m.fn), std::move(m.spec), MapOptionsOf(npc, deterministic)));
 }
@@ -287,11 +281,11 @@ void BindPythonFunctions(nb::module_& d) {
   // fn(components) -> (values, dtypes); out_* the output signature (dtype 0: unknown).
   d.def("map_py", [](const DataDatasetHandle& in, nb::handle fn, const std::vector<int>& out_dtypes,
                      const std::vector<std::optional<std::vector<int64_t>>>& out_shapes,
-                     nb::handle npc_obj, bool deterministic) {
+                     nb::handle npc_obj, std::optional<bool> deterministic) {
     auto ref = std::make_shared<DataPyFn>(fn);
     data::MapFn f = [ref](Element e) { return CallPython<Element>(*ref, std::move(e), ElementFromPython); };
     return Wrap(data::Map(in.ds, std::move(f), SpecOf(out_dtypes, out_shapes, {}), MapOptionsOf(OptInt(npc_obj), deterministic)));
-  }, nb::arg("dataset"), nb::arg("fn"), nb::arg("out_dtypes"), nb::arg("out_shapes"), nb::arg("num_parallel_calls").none(), nb::arg("deterministic"));
+  }, nb::arg("dataset"), nb::arg("fn"), nb::arg("out_dtypes"), nb::arg("out_shapes"), nb::arg("num_parallel_calls").none(), nb::arg("deterministic").none());
   d.def("filter_py", [](const DataDatasetHandle& in, nb::handle fn) {
     auto ref = std::make_shared<DataPyFn>(fn);
     data::PredicateFn f = [ref](const Element& e) {
@@ -302,7 +296,7 @@ void BindPythonFunctions(nb::module_& d) {
   // fn(components) -> a _core.data.Dataset.
   d.def("interleave_py", [](const DataDatasetHandle& in, nb::handle fn, const std::vector<int>& out_dtypes,
                             const std::vector<std::optional<std::vector<int64_t>>>& out_shapes, int64_t cycle_length,
-                            int64_t block_length, nb::handle npc_obj, bool deterministic) {
+                            int64_t block_length, nb::handle npc_obj, std::optional<bool> deterministic) {
     auto ref = std::make_shared<DataPyFn>(fn);
     data::InterleaveFn f = [ref](Element e) {
       return CallPython<DatasetPtr>(*ref, std::move(e), [](nb::handle r) -> Result<DatasetPtr> {
@@ -311,17 +305,17 @@ void BindPythonFunctions(nb::module_& d) {
     };
     return Wrap(data::Interleave(in.ds, std::move(f), SpecOf(out_dtypes, out_shapes, {}),
                                  data::InterleaveOptions{cycle_length, block_length, OptInt(npc_obj), deterministic}));
-  }, nb::arg("dataset"), nb::arg("fn"), nb::arg("out_dtypes"), nb::arg("out_shapes"), nb::arg("cycle_length"), nb::arg("block_length"), nb::arg("num_parallel_calls").none(), nb::arg("deterministic"));
+  }, nb::arg("dataset"), nb::arg("fn"), nb::arg("out_dtypes"), nb::arg("out_shapes"), nb::arg("cycle_length"), nb::arg("block_length"), nb::arg("num_parallel_calls").none(), nb::arg("deterministic").none());
 }
 
 void BindNativeMaps(nb::module_& d) {
   d.def("map_parse_example", [](const DataDatasetHandle& in, nb::handle parser, int value_index,
-                                nb::handle npc_obj, bool deterministic) {
+                                nb::handle npc_obj, std::optional<bool> deterministic) {
     return MapNative(in, data::ParseExampleMap(in.ds->element_spec(), ExampleParserOf(parser), value_index), OptInt(npc_obj), deterministic);
-  }, nb::arg("dataset"), nb::arg("parser"), nb::arg("value_index"), nb::arg("num_parallel_calls").none(), nb::arg("deterministic"));
+  }, nb::arg("dataset"), nb::arg("parser"), nb::arg("value_index"), nb::arg("num_parallel_calls").none(), nb::arg("deterministic").none());
   d.def("map_decode_jpeg", [](const DataDatasetHandle& in, int component, int channels, int ratio, bool fancy_upscaling,
                               bool try_recover_truncated, float acceptable_fraction, const std::string& dct_method,
-                              nb::handle npc_obj, bool deterministic) {
+                              nb::handle npc_obj, std::optional<bool> deterministic) {
     image::DecodeJpegOptions o;
     o.channels = channels;
     o.ratio = ratio;
@@ -330,18 +324,18 @@ void BindNativeMaps(nb::module_& d) {
     o.acceptable_fraction = acceptable_fraction;
     o.dct_method = dct_method;
     return MapNative(in, data::DecodeJpegMap(in.ds->element_spec(), component, o), OptInt(npc_obj), deterministic);
-  }, nb::arg("dataset"), nb::arg("component"), nb::arg("channels"), nb::arg("ratio"), nb::arg("fancy_upscaling"), nb::arg("try_recover_truncated"), nb::arg("acceptable_fraction"), nb::arg("dct_method"), nb::arg("num_parallel_calls").none(), nb::arg("deterministic"));
+  }, nb::arg("dataset"), nb::arg("component"), nb::arg("channels"), nb::arg("ratio"), nb::arg("fancy_upscaling"), nb::arg("try_recover_truncated"), nb::arg("acceptable_fraction"), nb::arg("dct_method"), nb::arg("num_parallel_calls").none(), nb::arg("deterministic").none());
   d.def("map_random_resized_crop",
         [](const DataDatasetHandle& in, int component, int64_t height, int64_t width, std::pair<double, double> scale,
            std::pair<double, double> ratio, float flip_probability, const std::vector<float>& mean,
            const std::vector<float>& stddev, const std::string& data_format, const std::string& sampler,
            const std::string& method, bool antialias, int channels, int32_t max_attempts, uint64_t seed,
-           nb::handle npc_obj, bool deterministic) {
+           nb::handle npc_obj, std::optional<bool> deterministic) {
           image::RandomResizedCropOptions o = RandomResizedCropOptionsOf(height, width, scale, ratio, flip_probability, mean, stddev,
                                                           data_format, sampler, method, antialias, channels,
                                                           max_attempts);
           return MapNative(in, data::RandomResizedCropMap(in.ds->element_spec(), component, o, seed), OptInt(npc_obj), deterministic);
-        }, nb::arg("dataset"), nb::arg("component"), nb::arg("height"), nb::arg("width"), nb::arg("scale"), nb::arg("ratio"), nb::arg("flip_probability"), nb::arg("mean"), nb::arg("stddev"), nb::arg("data_format"), nb::arg("sampler"), nb::arg("method"), nb::arg("antialias"), nb::arg("channels"), nb::arg("max_attempts"), nb::arg("seed"), nb::arg("num_parallel_calls").none(), nb::arg("deterministic"));
+        }, nb::arg("dataset"), nb::arg("component"), nb::arg("height"), nb::arg("width"), nb::arg("scale"), nb::arg("ratio"), nb::arg("flip_probability"), nb::arg("mean"), nb::arg("stddev"), nb::arg("data_format"), nb::arg("sampler"), nb::arg("method"), nb::arg("antialias"), nb::arg("channels"), nb::arg("max_attempts"), nb::arg("seed"), nb::arg("num_parallel_calls").none(), nb::arg("deterministic").none());
 }
 
 }  // namespace
@@ -379,6 +373,7 @@ void BindData(nb::module_& m) {
   BindDataSources(d);
   BindDataFrameworks(d);
   BindDataGlobalShuffle(d);
+  BindDataAutotune(d);
 }
 
 }  // namespace sluice::python

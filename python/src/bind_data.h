@@ -17,6 +17,7 @@
 
 #include "bind_common.h"
 #include "bind_data_pass.h"
+#include "python_exit.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::python {
@@ -40,12 +41,11 @@ struct DataIteratorHandle {
   std::unique_ptr<DataPass> it;
 };
 
-// True once the interpreter is finalizing (or gone).
-bool PythonGone();
-// Where a worker thread that the finalizing interpreter ends while it takes
-// the GIL (CPython < 3.14 calls pthread_exit there) stops instead: its forced
-// unwind must not run the C++ frames above it. The process is exiting.
-[[noreturn]] void ParkForever();
+// True once the interpreter is finalizing (or gone). Not python_exit.h's
+// PythonGone(), which is true from the producers' atexit hook on: the data
+// iterators' own hook must still be able to call Python and join workers
+// that finish a Python call. ParkForever(): python_exit.h.
+bool InterpreterFinalizing();
 
 // A strong reference to a Python callable that C++ threads call and may drop
 // last: the destructor takes the GIL (and leaks once Python is going away).
@@ -55,7 +55,7 @@ class DataPyFn {
   DataPyFn(const DataPyFn&) = delete;
   DataPyFn& operator=(const DataPyFn&) = delete;
   ~DataPyFn() {
-    if (PythonGone()) return;
+    if (InterpreterFinalizing()) return;
     nb::gil_scoped_acquire gil;
     Py_DECREF(fn_);
   }
@@ -73,7 +73,7 @@ Status StatusOfPythonError(nb::python_error& e);
 // Cancelled once Python is gone.
 template <class R, class Call>
 Result<R> WithGil(Call call) {
-  if (PythonGone()) return errors::Cancelled("the Python interpreter is exiting");
+  if (InterpreterFinalizing()) return errors::Cancelled("the Python interpreter is exiting");
 #if defined(__GLIBCXX__)
   try {
 #endif

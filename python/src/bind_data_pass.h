@@ -47,6 +47,8 @@ class DataPass {
   Status Next(Element* out, bool* end_of_sequence);
   // IteratorBase::skipped_errors of the tree.
   int64_t skipped_errors() const { return iterator_->skipped_errors(); }
+  // The root iterator (IteratorStats reads it; thread-safe).
+  const data::IteratorBase& iterator() const { return *iterator_; }
 
  private:
   // The root iterator: its destruction cancels the tree and joins its threads.

@@ -52,7 +52,7 @@ void BindWindow(nb::module_& d) {
   // fn(list of the window's Dataset handles) -> a Dataset handle.
   d.def("interleave_window_py", [](const DataDatasetHandle& in, nb::handle fn, const std::vector<int>& out_dtypes,
                                    const std::vector<std::optional<std::vector<int64_t>>>& out_shapes,
-                                   int64_t cycle_length, int64_t block_length, nb::handle npc_obj, bool deterministic) {
+                                   int64_t cycle_length, int64_t block_length, nb::handle npc_obj, std::optional<bool> deterministic) {
     auto ref = std::make_shared<DataPyFn>(fn);
     data::ElementSpec spec = in.ds->element_spec();
     data::InterleaveFn f = [ref, spec](Element e) {
@@ -63,7 +63,7 @@ void BindWindow(nb::module_& d) {
     return Wrap(data::Interleave(in.ds, std::move(f), SpecOf(out_dtypes, out_shapes, {}),
                                  data::InterleaveOptions{cycle_length, block_length, OptInt(npc_obj), deterministic}));
   }, nb::arg("dataset"), nb::arg("fn"), nb::arg("out_dtypes"), nb::arg("out_shapes"), nb::arg("cycle_length"),
-     nb::arg("block_length"), nb::arg("num_parallel_calls").none(), nb::arg("deterministic"));
+     nb::arg("block_length"), nb::arg("num_parallel_calls").none(), nb::arg("deterministic").none());
 }
 
 // fn(state components, element components) -> ((state values, dtypes), (output values, dtypes)).

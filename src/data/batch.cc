@@ -4,6 +4,7 @@
 
 #include "core/bulk_copy.h"
 #include "data/dataset_util.h"
+#include "data/model.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::data {
@@ -106,7 +107,7 @@ Status CheckLikeFirst(const FirstElement& first, const Element& e, size_t i) {
 // its copy and their blocks serve the elements that follow. A short last
 // batch is a view of its first rows.
 Status ReadBatchCopying(IteratorBase* input, int64_t batch_size, bool drop_remainder, Element e, Element* out,
-                        bool* end_of_sequence) {
+                        bool* end_of_sequence, int64_t* wait_ns) {
   FirstElement first;
   std::vector<Tensor> parts;
   for (const Tensor& t : e) {
@@ -125,7 +126,9 @@ Status ReadBatchCopying(IteratorBase* input, int64_t batch_size, bool drop_remai
     }
     e.clear();
     if (++n == batch_size) break;
+    const int64_t t0 = NowNanos();
     SLUICE_RETURN_IF_ERROR(input->GetNext(&e, &end));
+    *wait_ns += NowNanos() - t0;
     if (end) break;
   }
   *end_of_sequence = drop_remainder && n < batch_size;
@@ -154,27 +157,39 @@ class BatchDataset : public DatasetBase {
   class Iterator : public DatasetIterator<BatchDataset> {
    public:
     Iterator(const BatchDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Batch")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      const int64_t t0 = NowNanos();
       Element first;
       SLUICE_RETURN_IF_ERROR(input_->GetNext(&first, end_of_sequence));
       if (*end_of_sequence) return Status();
       out->clear();  // a caller that drops its last batch lets its memory serve this one
+      int64_t wait_ns = NowNanos() - t0;
+      Status s;
       if (CanCopyAsItArrives(first)) {
-        return ReadBatchCopying(input_.get(), dataset_->batch_size_, dataset_->drop_remainder_, std::move(first), out,
-                                end_of_sequence);
+        s = ReadBatchCopying(input_.get(), dataset_->batch_size_, dataset_->drop_remainder_, std::move(first), out,
+                             end_of_sequence, &wait_ns);
+      } else {
+        const int64_t r0 = NowNanos();
+        SLUICE_RETURN_IF_ERROR(ReadBatch(input_.get(), dataset_->batch_size_ - 1, /*drop_remainder=*/false, &batch_,
+                                         end_of_sequence));
+        wait_ns += NowNanos() - r0;
+        batch_.insert(batch_.begin(), std::move(first));
+        *end_of_sequence = dataset_->drop_remainder_ && static_cast<int64_t>(batch_.size()) < dataset_->batch_size_;
+        if (!*end_of_sequence) s = StackBatch(batch_, out);
       }
-      SLUICE_RETURN_IF_ERROR(ReadBatch(input_.get(), dataset_->batch_size_ - 1, /*drop_remainder=*/false, &batch_,
-                                       end_of_sequence));
-      batch_.insert(batch_.begin(), std::move(first));
-      *end_of_sequence = dataset_->drop_remainder_ && static_cast<int64_t>(batch_.size()) < dataset_->batch_size_;
-      if (*end_of_sequence) return Status();
-      return StackBatch(batch_, out);
+      if (!s.ok() || *end_of_sequence) return s;
+      Node::Bump(node_->wait_ns, wait_ns);
+      Node::Bump(node_->busy_ns, NowNanos() - t0 - wait_ns);
+      Node::Bump(node_->elements, 1);
+      Node::Bump(node_->bytes, ElementBytes(*out));
+      return s;
     }
 
    private:
     std::unique_ptr<IteratorBase> input_;
     std::vector<Element> batch_;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;

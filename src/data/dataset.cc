@@ -4,23 +4,53 @@
 #include <thread>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
 
 namespace sluice::data {
 namespace {
 
 // The iterator MakeIterator returns: owns the tree's CancellationManager and
-// cancels it before destroying the tree, so every blocked worker wakes.
+// cancels it before destroying the tree, so every blocked worker wakes; owns
+// the tree's Model, whose tuner it starts on the first GetNext and stops
+// before the tree goes. Its node ("Root") times the consumer: busy between
+// calls, waiting inside them (sampled).
 class RootIterator : public IteratorBase {
  public:
   RootIterator(const IteratorContext& ctx, std::unique_ptr<IteratorBase> inner)
-      : cm_(ctx.cancellation), skipped_errors_(ctx.skipped_errors), inner_(std::move(inner)) {}
+      : cm_(ctx.cancellation),
+        skipped_errors_(ctx.skipped_errors),
+        model_(ctx.model),
+        node_(std::make_shared<Node>("Root", false, 1)),
+        inner_(std::move(inner)) {
+    model_->SetRootNode(node_);
+  }
   ~RootIterator() override {
     cm_->StartCancel();
+    model_->Stop();
     inner_.reset();
   }
 
+  std::shared_ptr<Model> model() const override { return model_; }
+
+  // One call in Node::kSampleEvery is timed, with the consumer's time
+  // after it.
   Status GetNext(Element* out, bool* end_of_sequence) override {
+    if (!started_) {
+      started_ = true;
+      model_->Start();
+    }
+    const bool sample = calls_++ % Node::kSampleEvery == 0;
+    const int64_t start = sample || gap_start_ns_ != 0 ? NowNanos() : 0;
+    if (gap_start_ns_ != 0) {
+      Node::Bump(node_->busy_ns, (start - gap_start_ns_) * Node::kSampleEvery);
+      gap_start_ns_ = 0;
+    }
     Status s = inner_->GetNext(out, end_of_sequence);
+    if (sample) {
+      gap_start_ns_ = NowNanos();
+      Node::Bump(node_->wait_ns, (gap_start_ns_ - start) * Node::kSampleEvery);
+    }
+    if (s.ok() && !*end_of_sequence) Node::Bump(node_->elements, 1);
     if (errors::IsOutOfRange(s)) {
       // OutOfRange would read as the end of the sequence to a caller.
       return Status(Code::kInternal, "an iterator returned OutOfRange instead of end_of_sequence: " + s.message());
@@ -34,7 +64,12 @@ class RootIterator : public IteratorBase {
  private:
   std::shared_ptr<CancellationManager> cm_;
   std::shared_ptr<std::atomic<int64_t>> skipped_errors_;
+  const std::shared_ptr<Model> model_;
+  const std::shared_ptr<Node> node_;
   std::unique_ptr<IteratorBase> inner_;
+  bool started_ = false;
+  uint64_t calls_ = 0;
+  int64_t gap_start_ns_ = 0;  // the return of a timed call; 0 if the last was not timed
 };
 
 }  // namespace
@@ -56,7 +91,8 @@ std::string ElementSpec::DebugString() const {
 namespace {
 
 std::unique_ptr<IteratorBase> MakeRootIterator(const DatasetBase& dataset, bool probe) {
-  IteratorContext ctx{std::make_shared<CancellationManager>(), std::make_shared<std::atomic<int64_t>>(0), probe};
+  IteratorContext ctx{std::make_shared<CancellationManager>(), std::make_shared<std::atomic<int64_t>>(0), probe,
+                      std::make_shared<Model>()};
   std::unique_ptr<IteratorBase> inner = dataset.MakeIteratorInternal(ctx);
   return std::make_unique<RootIterator>(ctx, std::move(inner));
 }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
 #include "data/prefetch.h"
 #include "sluice/data/datasets.h"
 
@@ -31,7 +32,9 @@ class InterleaveDataset : public DatasetBase {
           ctx_(ctx),
           input_(d->input_->MakeIteratorInternal(ctx)),
           current_(static_cast<size_t>(d->options_.cycle_length == kAutotune ? AutotuneParallelism()
-                                                                             : d->options_.cycle_length)) {}
+                                                                             : d->options_.cycle_length)),
+          node_(NewNode(ctx, d->DebugName(), false,
+                        d->options_.num_parallel_calls ? static_cast<int64_t>(current_.size()) : 1)) {}
 
     Status GetNext(Element* out, bool* end_of_sequence) override {
       const int64_t block_length = dataset_->options_.block_length;
@@ -41,6 +44,7 @@ class InterleaveDataset : public DatasetBase {
           bool end = false;
           SLUICE_RETURN_IF_ERROR(slot->GetNext(out, &end));
           if (!end) {
+            Node::Bump(node_->elements, 1);
             if (++block_index_ == block_length) Advance();
             *end_of_sequence = false;
             return Status();
@@ -90,6 +94,7 @@ class InterleaveDataset : public DatasetBase {
     int64_t block_index_ = 0;
     int64_t num_open_ = 0;
     bool end_of_input_ = false;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;

@@ -10,6 +10,7 @@
 
 #include "data/dataset_util.h"
 #include "data/interruptible_wait.h"
+#include "data/model.h"
 #include "sluice/core/mutex.h"
 #include "sluice/core/thread_pool.h"
 #include "sluice/data/datasets.h"
@@ -63,15 +64,28 @@ class MapDataset : public DatasetBase {
 class MapDataset::Iterator : public DatasetIterator<MapDataset> {
  public:
   Iterator(const MapDataset* d, const IteratorContext& ctx, uint64_t epoch)
-      : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), epoch_(epoch) {}
+      : DatasetIterator(d),
+        input_(d->input_->MakeIteratorInternal(ctx)),
+        epoch_(epoch),
+        node_(NewNode(ctx, d->DebugName())) {}
 
+  // One element in Node::kSampleEvery is timed (and its bytes counted).
   Status GetNext(Element* out, bool* end_of_sequence) override {
+    const bool sample = node_->SampleNext();
+    const int64_t t0 = sample ? NowNanos() : 0;
     Element in;
     SLUICE_RETURN_IF_ERROR(input_->GetNext(&in, end_of_sequence));
     if (*end_of_sequence) return Status();
+    const int64_t t1 = sample ? NowNanos() : 0;
     Result<Element> r = CallMapFn(dataset_->fn_, std::move(in), ElementIndex{epoch_, next_index_++}, input_->origin());
     if (!r.ok()) return r.status();
     *out = std::move(*r);
+    if (sample) {
+      Node::Bump(node_->wait_ns, (t1 - t0) * Node::kSampleEvery);
+      Node::Bump(node_->busy_ns, (NowNanos() - t1) * Node::kSampleEvery);
+      Node::Bump(node_->bytes, ElementBytes(*out) * Node::kSampleEvery);
+    }
+    Node::Bump(node_->elements, 1);
     return Status();
   }
 
@@ -81,24 +95,30 @@ class MapDataset::Iterator : public DatasetIterator<MapDataset> {
   std::unique_ptr<IteratorBase> input_;
   const uint64_t epoch_;
   uint64_t next_index_ = 0;
+  const std::shared_ptr<Node> node_;
 };
 
 // Workers take input elements in order (a chunk at a time, under input_mu_),
 // each into a slot at the back of slots_, and run the function outside every
 // lock. The consumer takes the front slot once it is done (deterministic) or
-// any done slot (not deterministic). At most capacity_ chunks of slots (plus
-// one) exist at once.
+// any done slot (not deterministic). At most 2 x parallelism_ chunks of
+// slots (plus one) exist at once, and parallelism_ chunks are being mapped;
+// AUTOTUNE's tuner moves parallelism_ (Node::SetParallelism).
 class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
  public:
+  // threads: num_parallel_calls, or kAutotune.
   ParallelIterator(const MapDataset* d, const IteratorContext& ctx, int64_t threads, uint64_t epoch)
       : DatasetIterator(d),
-        num_threads_(threads),
+        autotune_(threads == kAutotune),
         epoch_(epoch),
-        capacity_(static_cast<size_t>(2 * threads)),
+        model_(ctx.model),
         input_(d->input_->MakeIteratorInternal(ctx)),
+        node_(NewNode(ctx, d->DebugName(), autotune_, autotune_ ? 1 : threads)),
+        parallelism_(autotune_ ? 1 : threads),
         cancel_(ctx, [this] { Cancel(); }) {}
 
   ~ParallelIterator() override {
+    node_->ClearApply();
     Cancel();
     for (std::thread& t : threads_) t.join();
   }
@@ -117,6 +137,8 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
         }
         slots_.erase(ready);
         if (workers_waiting_ > 0) space_cv_.Signal();
+        Node::Bump(node_->elements, 1);
+        Node::Set(node_->buffer_fill, static_cast<int64_t>(slots_.size()));
         *end_of_sequence = false;
         if (!slot->status.ok()) return slot->status;
         *out = std::move(slot->element);
@@ -141,12 +163,29 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     std::optional<ElementOrigin> origin;  // of the input element, where known
   };
 
-  void StartThreads() {
-    threads_.reserve(static_cast<size_t>(num_threads_));
-    for (int64_t i = 0; i < num_threads_; ++i) {
-      threads_.emplace_back([this] {
+  // Options are final by now (the root has started): AUTOTUNE starts
+  // Model::max_parallelism() threads, of which parallelism_ work at once.
+  void StartThreads() SLUICE_EXCLUDES(mu_) {
+    deterministic_ = model_ ? model_->deterministic(dataset_->options_.deterministic)
+                            : dataset_->options_.deterministic.value_or(true);
+    int64_t n = 0;
+    {
+      MutexLock lock(&mu_);
+      n = autotune_ ? (model_ ? model_->max_parallelism() : AutotuneParallelism()) : parallelism_;
+      max_parallelism_ = n;
+      // AUTOTUNE without tuning: one call per core of the budget.
+      if (autotune_ && !(model_ && model_->autotune_enabled())) parallelism_ = model_ ? model_->cpu_budget() : n;
+      SetParallelismLocked(parallelism_);
+    }
+    if (autotune_) node_->SetApply([this](int64_t p) {
+      MutexLock lock(&mu_);
+      SetParallelismLocked(p);
+    });
+    threads_.reserve(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      threads_.emplace_back([this, i] {
         SetCurrentThreadName("sluice_map");
-        WorkerLoop();
+        WorkerLoop(i);
       });
     }
   }
@@ -156,6 +195,16 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     cancelled_ = true;
     ready_cv_.SignalAll();
     space_cv_.SignalAll();
+    park_cv_.SignalAll();
+  }
+
+  void SetParallelismLocked(int64_t p) SLUICE_REQUIRES(mu_) {
+    mu_.AssertHeld();
+    parallelism_ = std::clamp<int64_t>(p, 1, max_parallelism_);
+    Node::Set(node_->parallelism, parallelism_);
+    Node::Set(node_->buffer_size, (2 * parallelism_ + 1) * static_cast<int64_t>(ChunkSize()));
+    space_cv_.SignalAll();
+    park_cv_.SignalAll();
   }
 
   // The slot to hand out next, or end(). The end slot (the last) is ready
@@ -163,7 +212,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
   std::deque<std::shared_ptr<Slot>>::iterator FindReadyLocked() SLUICE_REQUIRES(mu_) {
     mu_.AssertHeld();
     if (slots_.empty()) return slots_.end();
-    if (dataset_->options_.deterministic || slots_.size() == 1) {
+    if (deterministic_ || slots_.size() == 1) {
       return slots_.front()->done ? slots_.begin() : slots_.end();
     }
     for (auto it = slots_.begin(); it != slots_.end(); ++it) {
@@ -176,7 +225,9 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
   // given slots in order under input_mu_, mapped outside every lock, then
   // published together. Chunks make a cheap function (parsing a small
   // record) cost one hand-off per chunk instead of one per element.
-  void WorkerLoop() SLUICE_EXCLUDES(mu_, input_mu_) {
+  // Worker `index` works while index < parallelism_ and is parked (holding
+  // no lock) otherwise, so the working ones run as a fixed pool would.
+  void WorkerLoop(int64_t index) SLUICE_EXCLUDES(mu_, input_mu_) {
     std::vector<std::shared_ptr<Slot>> chunk;
     std::vector<Element> elements;
     while (true) {
@@ -185,11 +236,16 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
       uint64_t first_index = 0;
       bool end = false;
       {
+        MutexLock lock(&mu_);
+        while (!cancelled_ && !input_done_ && index >= parallelism_) park_cv_.Wait(&mu_);
+        if (cancelled_ || input_done_) return;
+      }
+      {
         MutexLock input_lock(&input_mu_);
         const size_t want = ChunkSize();
         {
           MutexLock lock(&mu_);
-          while (!cancelled_ && !input_done_ && slots_.size() >= want * capacity_) {
+          while (!cancelled_ && !input_done_ && slots_.size() >= want * 2 * static_cast<size_t>(parallelism_)) {
             ++workers_waiting_;
             space_cv_.Wait(&mu_);
             --workers_waiting_;
@@ -200,15 +256,20 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
             chunk.push_back(std::make_shared<Slot>());
             slots_.push_back(chunk.back());
           }
+          // At most 2 x parallelism_ chunks, plus the one being reserved.
+          Node::Set(node_->buffer_size, (2 * parallelism_ + 1) * static_cast<int64_t>(want));
+          Node::Set(node_->buffer_fill, static_cast<int64_t>(slots_.size()));
         }
         elements.resize(chunk.size());
         size_t got = 0;
+        const int64_t input_start = NowNanos();
         for (; got < chunk.size(); ++got) {
           Status s = input_->GetNext(&elements[got], &end);
           if (!s.ok()) chunk[got]->status = s;
           if (end) break;
           if (const ElementOrigin* o = input_->origin(); s.ok() && o != nullptr) chunk[got]->origin = *o;
         }
+        Node::Add(node_->wait_ns, NowNanos() - input_start);
         MutexLock lock(&mu_);
         next_index_ += got;
         if (end) {
@@ -219,10 +280,13 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
           chunk[got]->end = true;
           input_done_ = true;
           space_cv_.SignalAll();
+          park_cv_.SignalAll();
         }
       }
       const size_t n = end ? chunk.size() - 1 : chunk.size();
       const auto start = std::chrono::steady_clock::now();
+      const int64_t cpu_start = ThreadCpuNanos();
+      int64_t bytes = 0;
       for (size_t j = 0; j < n; ++j) {
         if (!chunk[j]->status.ok()) continue;
         const ElementOrigin* origin = chunk[j]->origin ? &*chunk[j]->origin : nullptr;
@@ -230,11 +294,18 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
             CallMapFn(dataset_->fn_, std::move(elements[j]), ElementIndex{epoch_, first_index + j}, origin);
         if (r.ok()) {
           elements[j] = std::move(*r);
+          bytes += ElementBytes(elements[j]);
         } else {
           chunk[j]->status = r.status();
         }
       }
-      if (n > 0) RecordCallTime((std::chrono::steady_clock::now() - start) / n);
+      if (n > 0) {
+        const auto wall = std::chrono::steady_clock::now() - start;
+        RecordCallTime(wall / n);
+        Node::Add(node_->busy_ns, std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count());
+        Node::Add(node_->cpu_ns, std::max<int64_t>(1, ThreadCpuNanos() - cpu_start));
+        Node::Add(node_->bytes, bytes);
+      }
       MutexLock lock(&mu_);
       for (size_t j = 0; j < chunk.size(); ++j) {
         chunk[j]->done = true;
@@ -262,16 +333,24 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
   static constexpr int64_t kMaxChunk = 32;
 
   // Constant after construction.
-  const int64_t num_threads_;
+  const bool autotune_;
   const uint64_t epoch_;
-  const size_t capacity_;  // in chunks
+  const std::shared_ptr<Model> model_;  // may be null
 
   Mutex input_mu_ SLUICE_ACQUIRED_BEFORE(mu_);
   std::unique_ptr<IteratorBase> input_ SLUICE_GUARDED_BY(input_mu_);
 
+  const std::shared_ptr<Node> node_;
+  bool deterministic_ = true;  // set by StartThreads; the consumer's
+
   Mutex mu_;
   CondVar ready_cv_;  // a slot is done, or cancelled
-  CondVar space_cv_;  // a slot was taken, the input ended, or cancelled
+  CondVar space_cv_;  // a slot was taken, parallelism rose, the input ended, or cancelled
+  // Workers working (the others are parked), at most max_parallelism_ (the
+  // threads started); up to 2 x parallelism_ chunks of slots exist at once.
+  int64_t parallelism_ SLUICE_GUARDED_BY(mu_);
+  int64_t max_parallelism_ SLUICE_GUARDED_BY(mu_) = 1;
+  CondVar park_cv_;  // parallelism_ rose, the input ended, or cancelled
   std::deque<std::shared_ptr<Slot>> slots_ SLUICE_GUARDED_BY(mu_);
   uint64_t next_index_ SLUICE_GUARDED_BY(mu_) = 0;
   bool input_done_ SLUICE_GUARDED_BY(mu_) = false;
@@ -288,9 +367,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
 std::unique_ptr<IteratorBase> MapDataset::MakeIteratorInternal(const IteratorContext& ctx) const {
   const uint64_t epoch = NextPass(epochs_, ctx);
   if (!options_.num_parallel_calls) return std::make_unique<Iterator>(this, ctx, epoch);
-  int64_t n = *options_.num_parallel_calls;
-  if (n == kAutotune) n = AutotuneParallelism();
-  return std::make_unique<ParallelIterator>(this, ctx, n, epoch);
+  return std::make_unique<ParallelIterator>(this, ctx, *options_.num_parallel_calls, epoch);
 }
 
 class FilterDataset : public DatasetBase {

@@ -1,11 +1,15 @@
 // Prefetch: one background thread keeps up to buffer_size elements (or their
-// errors) ready, in order.
+// errors) ready, in order. AUTOTUNE: the buffer starts at one element and
+// doubles when the consumer finds it empty after it had filled (TF's
+// PrefetchAutotuner), as long as the Model's RAM budget has room for the
+// new elements (at the average element size so far).
 #include <deque>
 #include <thread>
 #include <utility>
 
 #include "data/dataset_util.h"
 #include "data/interruptible_wait.h"
+#include "data/model.h"
 #include "data/prefetch.h"
 #include "sluice/core/mutex.h"
 #include "sluice/core/thread_pool.h"
@@ -16,16 +20,26 @@ namespace {
 
 class PrefetchIterator : public IteratorBase {
  public:
-  PrefetchIterator(std::unique_ptr<IteratorBase> input, size_t buffer_size, const IteratorContext& ctx,
+  // buffer_size: >= 1, or kAutotune.
+  PrefetchIterator(std::unique_ptr<IteratorBase> input, int64_t buffer_size, const IteratorContext& ctx,
                    DatasetPtr keep_alive)
       : keep_alive_(std::move(keep_alive)),
-        capacity_(buffer_size),
+        autotune_(buffer_size == kAutotune),
+        model_(ctx.model),
         input_(std::move(input)),
-        cancel_(ctx, [this] { Cancel(); }) {}
+        node_(NewNode(ctx, "Prefetch", autotune_)),
+        capacity_(autotune_ ? 1 : static_cast<size_t>(buffer_size)),
+        cancel_(ctx, [this] { Cancel(); }) {
+    Node::Set(node_->buffer_size, static_cast<int64_t>(capacity_));
+  }
 
   ~PrefetchIterator() override {
     Cancel();
     if (thread_.joinable()) thread_.join();
+    if (model_) {
+      MutexLock lock(&mu_);
+      model_->ReleaseBytes(reserved_bytes_);
+    }
   }
 
   Status GetNext(Element* out, bool* end_of_sequence) override SLUICE_EXCLUDES(mu_) {
@@ -36,6 +50,7 @@ class PrefetchIterator : public IteratorBase {
       });
     }
     MutexLock lock(&mu_);
+    if (autotune_ && buffer_.empty() && !done_ && !cancelled_) GrowLocked();
     while (!cancelled_ && buffer_.empty() && !done_) {
       SLUICE_RETURN_IF_ERROR(InterruptibleWait(&ready_cv_, &mu_));  // Ctrl-C from Python
     }
@@ -47,6 +62,8 @@ class PrefetchIterator : public IteratorBase {
     Item item = std::move(buffer_.front());
     buffer_.pop_front();
     space_cv_.Signal();
+    Node::Bump(node_->elements, 1);
+    Node::Set(node_->buffer_fill, static_cast<int64_t>(buffer_.size()));
     *end_of_sequence = false;
     if (!item.status.ok()) return item.status;
     *out = std::move(item.element);
@@ -58,6 +75,21 @@ class PrefetchIterator : public IteratorBase {
     Status status;
     Element element;
   };
+
+  // An underflow: double the buffer if it had filled since it last grew and
+  // the RAM budget has room.
+  void GrowLocked() SLUICE_REQUIRES(mu_) {
+    mu_.AssertHeld();
+    if (!filled_ || !model_ || !model_->autotune_enabled() || produced_ == 0) return;
+    const int64_t per_element = std::max<int64_t>(1, produced_bytes_ / produced_);
+    const int64_t more = static_cast<int64_t>(capacity_) * per_element;
+    if (!model_->TryReserveBytes(more)) return;
+    reserved_bytes_ += more;
+    capacity_ *= 2;
+    filled_ = false;
+    Node::Set(node_->buffer_size, static_cast<int64_t>(capacity_));
+    space_cv_.SignalAll();
+  }
 
   void Cancel() SLUICE_EXCLUDES(mu_) {
     MutexLock lock(&mu_);
@@ -75,7 +107,10 @@ class PrefetchIterator : public IteratorBase {
       }
       Item item;
       bool end = false;
+      const int64_t start = NowNanos();
       item.status = input_->GetNext(&item.element, &end);
+      Node::Bump(node_->wait_ns, NowNanos() - start);  // the thread's own work is nil
+      const int64_t bytes = item.status.ok() && !end ? ElementBytes(item.element) : 0;
       MutexLock lock(&mu_);
       if (item.status.ok() && end) {
         done_ = true;
@@ -83,18 +118,30 @@ class PrefetchIterator : public IteratorBase {
         return;
       }
       buffer_.push_back(std::move(item));
+      ++produced_;
+      produced_bytes_ += bytes;
+      Node::Bump(node_->bytes, bytes);
+      if (buffer_.size() >= capacity_) filled_ = true;
+      Node::Set(node_->buffer_fill, static_cast<int64_t>(buffer_.size()));
       ready_cv_.SignalAll();
     }
   }
 
   const DatasetPtr keep_alive_;
-  const size_t capacity_;
+  const bool autotune_;
+  const std::shared_ptr<Model> model_;   // may be null
   std::unique_ptr<IteratorBase> input_;  // the prefetch thread only
+  const std::shared_ptr<Node> node_;
 
   Mutex mu_;
   CondVar ready_cv_;  // an item arrived, the input ended, or cancelled
   CondVar space_cv_;  // an item was taken, or cancelled
   std::deque<Item> buffer_ SLUICE_GUARDED_BY(mu_);
+  size_t capacity_ SLUICE_GUARDED_BY(mu_);
+  bool filled_ SLUICE_GUARDED_BY(mu_) = false;  // the buffer reached capacity_ since it last grew
+  int64_t produced_ SLUICE_GUARDED_BY(mu_) = 0;
+  int64_t produced_bytes_ SLUICE_GUARDED_BY(mu_) = 0;
+  int64_t reserved_bytes_ SLUICE_GUARDED_BY(mu_) = 0;  // from the model's RAM budget
   bool done_ SLUICE_GUARDED_BY(mu_) = false;
   bool cancelled_ SLUICE_GUARDED_BY(mu_) = false;
 
@@ -112,7 +159,7 @@ class PrefetchDataset : public DatasetBase {
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
     std::unique_ptr<IteratorBase> input = input_->MakeIteratorInternal(ctx);
     if (buffer_size_ == 0) return input;
-    return MakePrefetchIterator(std::move(input), static_cast<size_t>(buffer_size_), ctx, shared_from_this());
+    return std::make_unique<PrefetchIterator>(std::move(input), buffer_size_, ctx, shared_from_this());
   }
 
  private:
@@ -124,13 +171,13 @@ class PrefetchDataset : public DatasetBase {
 
 std::unique_ptr<IteratorBase> MakePrefetchIterator(std::unique_ptr<IteratorBase> input, size_t buffer_size,
                                                    const IteratorContext& ctx, DatasetPtr keep_alive) {
-  return std::make_unique<PrefetchIterator>(std::move(input), buffer_size, ctx, std::move(keep_alive));
+  return std::make_unique<PrefetchIterator>(std::move(input), static_cast<int64_t>(buffer_size), ctx,
+                                            std::move(keep_alive));
 }
 
 Result<DatasetPtr> Prefetch(DatasetPtr input, int64_t buffer_size) {
   SLUICE_RETURN_IF_ERROR(CheckInput(input, "prefetch"));
-  if (buffer_size == kAutotune) buffer_size = std::max<int64_t>(2, AutotuneParallelism());
-  if (buffer_size < 0) return InvalidArgument("buffer_size must be >= 0 or AUTOTUNE");
+  if (buffer_size < 0 && buffer_size != kAutotune) return InvalidArgument("buffer_size must be >= 0 or AUTOTUNE");
   return DatasetPtr(std::make_shared<PrefetchDataset>(std::move(input), buffer_size));
 }
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
 #include "io/buffered_input.h"
 #include "sluice/data/datasets.h"
 #include "sluice/io/record_iterator.h"
@@ -141,15 +142,29 @@ class FilesDataset : public DatasetBase {
            : options_.format == Format::kTextLine ? "TextLineDataset"
                                                   : "FixedLengthRecordDataset";
   }
-  std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext&) const override {
-    return std::make_unique<Iterator>(this);
+  std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    return std::make_unique<Iterator>(this, ctx);
   }
 
  private:
   class Iterator : public DatasetIterator<FilesDataset> {
    public:
-    using DatasetIterator::DatasetIterator;
+    Iterator(const FilesDataset* d, const IteratorContext& ctx)
+        : DatasetIterator(d), node_(NewNode(ctx, d->DebugName())) {}
+
+    // One record in Node::kSampleEvery is timed.
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      if (!node_->SampleNext()) return Read(out, end_of_sequence);
+      const int64_t start = NowNanos();
+      Status s = Read(out, end_of_sequence);
+      Node::Bump(node_->busy_ns, (NowNanos() - start) * Node::kSampleEvery);
+      return s;
+    }
+
+    const ElementOrigin* origin() const override { return origin_.file ? &origin_ : nullptr; }
+
+   private:
+    Status Read(Element* out, bool* end_of_sequence) {
       const FilesDataset& d = *dataset_;
       while (true) {
         if (!reader_) {
@@ -181,18 +196,18 @@ class FilesDataset : public DatasetBase {
           *end_of_sequence = false;
           *out = Element{Tensor::String(record)};
           ++origin_.record;
+          Node::Bump(node_->elements, 1);
+          Node::Bump(node_->bytes, static_cast<int64_t>(record.size()));
           return Status();
         }
         reader_.reset();
       }
     }
 
-    const ElementOrigin* origin() const override { return origin_.file ? &origin_ : nullptr; }
-
-   private:
     size_t next_file_ = 0;
     std::unique_ptr<FileReader> reader_;
     ElementOrigin origin_;  // of the last record returned
+    const std::shared_ptr<Node> node_;
   };
 
   const std::vector<std::string> filenames_;

@@ -46,12 +46,17 @@ namespace sluice::data {
 // tf.data's cardinality values (tf.data.INFINITE_CARDINALITY, UNKNOWN_CARDINALITY).
 inline constexpr int64_t kInfiniteCardinality = -1;
 inline constexpr int64_t kUnknownCardinality = -2;
-// tf.data.AUTOTUNE: for now, the number of cores (num_parallel_calls,
-// cycle_length) or a buffer of that many elements (prefetch).
+// tf.data.AUTOTUNE: a parallel map's num_parallel_calls and a prefetch's
+// buffer_size are tuned while iterating (model.cc; Options.autotune); a
+// cycle_length or num_parallel_reads becomes the number of cores.
 inline constexpr int64_t kAutotune = -1;
 
-// What AUTOTUNE resolves to: the number of cores (at least 1).
+// The number of cores (at least 1): AUTOTUNE's cycle_length, and the default
+// CPU budget.
 int64_t AutotuneParallelism();
+
+// The performance model of one iterator tree (src/data/model.h).
+class Model;
 
 // The signature of every element: component i has dtypes[i] and a shape
 // compatible with shapes[i]. dtype kInvalid means "not known before the
@@ -76,6 +81,9 @@ struct IteratorContext {
   // (FromQueue) returns a zero element of its signature instead, so the
   // probe takes nothing from the real passes.
   bool probe = false;
+  // Statistics, merged Options and AUTOTUNE of the tree; null in an
+  // IteratorContext made by hand (no statistics, no tuning).
+  std::shared_ptr<Model> model = nullptr;
 };
 
 // Where an element came from: the file a reader read it from and its record
@@ -122,6 +130,10 @@ class IteratorBase {
   // The origin of the element the last OK GetNext returned, or nullptr
   // where unknown (see ElementOrigin). Valid until the next GetNext.
   virtual const ElementOrigin* origin() const { return nullptr; }
+
+  // The tree's model: set on the root iterator that MakeIterator returns,
+  // null on inner ones.
+  virtual std::shared_ptr<Model> model() const { return nullptr; }
 };
 
 class DatasetBase : public std::enable_shared_from_this<DatasetBase> {

@@ -80,14 +80,16 @@ Result<DatasetPtr> FixedLengthRecordDataset(std::vector<std::string> filenames, 
 // ---- Transformations ------------------------------------------------------------
 
 struct MapOptions {
-  // nullopt: sequential, on the caller's thread. kAutotune or >= 1: that many
-  // worker threads, with up to twice as many chunks in flight; a chunk is
-  // one element for a slow function, up to 32 for a fast one (whatever
-  // takes about 50 us), so that cheap functions are not dominated by
-  // thread hand-offs.
+  // nullopt: sequential, on the caller's thread. >= 1: that many worker
+  // threads; kAutotune: twice as many threads as the CPU budget, of which
+  // as many work at once as the tuner sets (starting at 1). Up to twice as many
+  // chunks as calls in flight; a chunk is one element for a slow function,
+  // up to 32 for a fast one (whatever takes about 50 us), so that cheap
+  // functions are not dominated by thread hand-offs.
   std::optional<int64_t> num_parallel_calls;
   // false: a parallel map hands out whichever element is ready first.
-  bool deterministic = true;
+  // nullopt: Options' deterministic (default true).
+  std::optional<bool> deterministic = std::nullopt;
 };
 // `fn` of each element; `out_spec` is its output signature (dtype kInvalid
 // where unknown). An OutOfRange returned by fn becomes InvalidArgument
@@ -121,8 +123,9 @@ Result<DatasetPtr> Unbatch(DatasetPtr input);
 // buffer (TF: unbounded).
 Result<DatasetPtr> Shuffle(DatasetPtr input, int64_t buffer_size, int64_t seed = 0, int64_t seed2 = 0,
                            bool reshuffle_each_iteration = true);
-// A background thread keeps up to buffer_size elements ready (kAutotune:
-// AutotuneParallelism(); 0: no thread).
+// A background thread keeps up to buffer_size elements ready (0: no thread;
+// kAutotune: starting at 1, doubled whenever the consumer finds the buffer
+// empty after it had filled, within Options' RAM budget).
 Result<DatasetPtr> Prefetch(DatasetPtr input, int64_t buffer_size);
 
 // count -1: for ever.
@@ -148,7 +151,8 @@ struct InterleaveOptions {
   // its own thread (up to block_length elements), in TF's deterministic
   // order.
   std::optional<int64_t> num_parallel_calls;
-  bool deterministic = true;
+  // nullopt: Options'. Accepted: the order is always the deterministic one.
+  std::optional<bool> deterministic = std::nullopt;
 };
 // tf.data interleave: cycle_length datasets opened from input elements,
 // block_length elements from each in turn.
@@ -485,6 +489,56 @@ class RecordFilesIterator : public IteratorBase {
 // hides the type under its root iterator). Null unless `dataset` was made by
 // FromRecordFiles. Thread-safe.
 std::unique_ptr<RecordFilesIterator> MakeRecordFilesIterator(const DatasetPtr& dataset);
+// ---- Options, statistics and AUTOTUNE (model.cc) ------------------------------------
+
+// tf.data.Options' fields that the engine reads; nullopt: not set (TF's
+// None). Options of a tree merge as TF merges them (MergeOptions).
+struct AutotuneOptions {
+  std::optional<bool> enabled;         // nullopt: true
+  // Cores AUTOTUNE may keep busy (each AUTOTUNE stage runs at most 2 calls
+  // per core); nullopt or 0: all cores.
+  std::optional<int64_t> cpu_budget;
+  std::optional<int64_t> ram_budget;   // bytes of AUTOTUNE buffers; nullopt or 0: half of RAM
+};
+struct ThreadingOptions {
+  std::optional<int64_t> private_threadpool_size;   // accepted; stages keep their own threads
+  std::optional<int64_t> max_intra_op_parallelism;  // accepted
+};
+struct Options {
+  // Where an op's own `deterministic` is unset (nullopt: true).
+  std::optional<bool> deterministic = std::nullopt;
+  AutotuneOptions autotune;
+  ThreadingOptions threading;
+};
+// `base` with every field that `over` sets replaced (TF's merge_options:
+// the later options win).
+Options MergeOptions(const Options& base, const Options& over);
+// tf.data's with_options: `input` with `options` merged over its own. The
+// options in effect for an iterator are those of every WithOptions in the
+// tree, merged inner first (Model::MergeOptions); read when the root
+// iterator starts.
+Result<DatasetPtr> WithOptions(DatasetPtr input, Options options);
+
+// One stage of an iterator tree, as IteratorStats reports it. Cumulative
+// since the iterator was made.
+struct StageStats {
+  std::string name;           // the op ("ParallelMap", "Prefetch", ...); "Root": the consumer's side
+  int64_t elements = 0;       // elements produced (Root: handed to the consumer)
+  int64_t bytes = 0;          // tensor bytes of those elements (sequential stages: sampled)
+  int64_t busy_ns = 0;        // time doing the stage's own work, all threads (Root: the consumer's, between calls)
+  int64_t cpu_ns = 0;         // CPU time of that work where measured (parallel stages), else 0
+  int64_t wait_ns = 0;        // time waiting for the input (Root: inside GetNext)
+  int64_t buffer_size = 0;    // buffer capacity in elements (0: none)
+  int64_t buffer_fill = 0;    // elements in the buffer now (<= buffer_size)
+  int64_t parallelism = 1;    // calls at once (1: sequential)
+  bool autotune = false;      // parallelism or buffer_size is tuned
+};
+// A snapshot of every live stage of the tree of `root` (an iterator that
+// MakeIterator returned; empty otherwise), sources first, "Root" last.
+// Thread-safe: any thread, at any time while `root` is alive.
+std::vector<StageStats> IteratorStats(const IteratorBase& root);
+// The options in effect for the tree of `root` (merged; defaults if none).
+Options IteratorOptions(const IteratorBase& root);
 
 }  // namespace sluice::data
 
