@@ -38,6 +38,7 @@
 #include "bind_common.h"
 #include "sluice/core/mutex.h"
 #include "sluice/core/status.h"
+#include "sluice/io/crc32c.h"
 #include "sluice/io/reader_base.h"
 #include "sluice/io/readers.h"
 #include "sluice/io/record_index.h"
@@ -562,6 +563,8 @@ void BindIo(nb::module_& m) {
       .def_prop_ro("stream_length", [](const IndexHandle& h) { return h.index.stream_length(); })
       .def_prop_ro("compression_type",
                    [](const IndexHandle& h) { return std::string(io::CompressionTypeName(h.index.compression())); });
+  m.def("masked_crc32c", [](nb::bytes data) { return io::crc32c::Mask(io::crc32c::Value(data.c_str(), data.size())); },
+        nb::arg("data"), "The masked CRC32C of `data` (TFRecord's length and data checksums).");
   m.def("record_index_path", [](nb::handle path) { return PathToPython(io::RecordIndex::IndexPath(PathArg(path))); },
         nb::arg("path"), "<path>.idx, as a str (os.fsdecode); `path`: str, bytes or os.PathLike.");
 

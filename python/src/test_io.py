@@ -255,6 +255,11 @@ class TestCrc:
         assert masked_crc(b"foo") == 0xFEBE8A61
         assert masked_crc(struct.pack("<Q", 3)) == 0x0E4999B0
 
+    def test_the_engines_masked_crc32c_matches_python(self):
+        from sluice import _core
+        for data in (b"", b"foo", struct.pack("<Q", 3), bytes(range(256)) * 3):
+            assert _core.masked_crc32c(data) == masked_crc(data)
+
     def test_every_crc_of_a_written_file_matches_python(self, tmp_path):
         records = [b"", b"foo", bytes(range(256)) * 3, b"\xff" * 1000]
         data = open(write_records(tmp_path / "f", records), "rb").read()

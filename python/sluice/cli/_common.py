@@ -56,8 +56,8 @@ def _valid_tfrecord_header(head):
     """True when `head` starts with a TFRecord header whose length checksum holds."""
     if len(head) < 12:
         return False
-    from sluice.cli._crc import masked_crc32c
-    return masked_crc32c(head[:8]) == int.from_bytes(head[8:12], "little")
+    from sluice import _core
+    return _core.masked_crc32c(bytes(head[:8])) == int.from_bytes(head[8:12], "little")
 
 
 def sniff_compression(path):
