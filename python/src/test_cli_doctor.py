@@ -128,3 +128,46 @@ def test_the_report_renders_its_plots_in_headless_chromium(folder, tmp_path):
     for colour in ((0x1f, 0x77, 0xb4), (0xd6, 0x27, 0x28)):
         close = np.abs(pixels - np.array(colour)).sum(axis=-1) < 40
         assert close.sum() > 200, "the plot in %s is not on the screenshot" % (colour,)
+
+
+def dataset_spec(folder, name, epochs, size, threads=2):
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write(SPEC.format(epochs=epochs, size=size, threads=threads).replace('form = "train"', 'form = "dataset"'))
+    return path
+
+
+def test_dataset_form_a_slow_training_step_is_named_the_bottleneck(folder):
+    d = doctor(dataset_spec(folder, "ds_slow_step.toml", 5, 16), "--step-ms", "30")
+    assert d["form"] == "dataset"
+    assert d["verdict"].startswith("consumer-bound"), d
+    assert d["consumer"]["records"] == 60 and d["consumer"]["batches"] == 30
+    names = [s["stage"].split(" ", 1)[1] for s in d["stages"][:-1]]
+    assert "ParallelMap" in names and "Batch" in names and "Prefetch" in names, names
+
+
+def test_dataset_form_a_waiting_consumer_names_the_busiest_stage(folder):
+    d = doctor(dataset_spec(folder, "ds_slow_decode.toml", 10, 768, threads=1))
+    consumer = next(s for s in d["stages"] if s["stage"].startswith("consumer"))
+    assert consumer["waiting_on_input"] >= 0.5
+    busiest = max(d["stages"][:-1], key=lambda s: s["busy"])
+    assert d["verdict"].startswith("input-bound: the %s stage is the busiest" % busiest["stage"].split(" ", 1)[1]), d
+    if "Map" in busiest["stage"] and (os.cpu_count() or 1) > 1:
+        assert "raise [threads] parallel" in d["advice"]
+
+
+def test_dataset_form_report_plots_each_stage(folder):
+    d = doctor(dataset_spec(folder, "ds_report.toml", 3, 32), "--step-ms", "5", "--out", folder / "dsrep")
+    with open(d["html"]) as f:
+        page = f.read()
+    stages = [s["stage"] for s in d["stages"][:-1]]
+    assert "tf.data Dataset form" in page
+    assert page.count("<svg") == 2 * len(stages) and len(stages) >= 3
+    with open(d["trace"]) as f:
+        trace = json.load(f)
+    assert {e["name"] for e in trace["traceEvents"] if e["ph"] == "C"} == set(stages)
+
+
+def test_form_flag_measures_the_other_form(folder):
+    d = doctor(spec(folder, "flag.toml", 1, 16), "--form", "dataset")
+    assert d["form"] == "dataset"

@@ -168,12 +168,14 @@ def _build_run(sub):
 def _build_doctor(sub):
     from sluice.cli import doctor
 
-    text = ("Measure each stage of SPEC's pipeline in its tf.train (queue) form: throughput, time waiting on "
-            "input, time blocked on output, queue fill over time; name the bottleneck and what to change; write "
-            "an HTML report with plots and a Chrome trace (Perfetto).")
+    text = ("Measure each stage of SPEC's pipeline, in its tf.data (Dataset) or tf.train (queue) form: "
+            "throughput, time waiting on input, time blocked on output, buffer or queue fill over time; name the "
+            "bottleneck and what to change; write an HTML report with plots and a Chrome trace (Perfetto).")
     p = _add(sub, "doctor", text, "sluice doctor pipeline.toml --step-ms 20", doctor.cmd_doctor,
-             description=text + " The Dataset form's per-stage statistics are not measured yet.")
+             description=text)
     p.add_argument("spec", metavar="SPEC")
+    p.add_argument("--form", choices=("dataset", "train"),
+                   help="which form of the spec to measure (default: the spec's own `form`)")
     p.add_argument("--out", metavar="PREFIX", help="write PREFIX.html and PREFIX.trace.json (default: beside the "
                    "spec, SPEC-doctor.*)")
     p.add_argument("--max-batches", type=int, metavar="N", help="stop after N batches")

@@ -1,12 +1,16 @@
-"""`sluice doctor SPEC`: runs the tf.train (queue) form of a pipeline spec,
-samples every queue's fill and counters while it runs, times how long the
-consumer waits for each batch, names the bottleneck and what to change, and
-writes a self-contained HTML report (an SVG plot of each queue's fill and
-rate over time) and a Chrome trace-event JSON (Perfetto, chrome://tracing).
+"""`sluice doctor SPEC`: runs a pipeline spec in its tf.train (queue) form or
+its tf.data (Dataset) form, samples every queue's or stage's fill and
+counters while it runs, times how long the consumer waits for each batch,
+names the bottleneck and what to change, and writes a self-contained HTML
+report (an SVG plot of each queue's or stage's fill and rate over time) and a
+Chrome trace-event JSON (Perfetto, chrome://tracing).
 
 Stages of the queue form: the filename queue (string_input_producer) -> the
 reader threads (read, parse, decode/crop) -> the batch queue -> the consumer
 (this command, standing in for a training loop; --step-ms makes it slower).
+Stages of the Dataset form: those the iterator's stats() reports (reader,
+maps, batch, prefetch), each with its busy time, its wait for input and its
+buffer's fill.
 """
 
 import html
@@ -23,13 +27,15 @@ from sluice.cli import run as _run
 FULL = 0.95   # a queue this full counts as full (its producers block)
 EMPTY = 0.0
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
+_FORMS = {"train": "tf.train queue form", "dataset": "tf.data Dataset form"}
 
 
 class _Sampler:
-    """Samples sluice.train.all_queue_stats() every `interval` seconds on a thread."""
+    """Samples `read()` (default sluice.train.all_queue_stats()) every `interval` seconds on a thread."""
 
-    def __init__(self, t0, interval):
+    def __init__(self, t0, interval, read=None):
         self.t0, self.interval = t0, interval
+        self.read = read or train.all_queue_stats
         self.samples = []  # (seconds since t0, [queue stats])
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="sluice-doctor-sampler", daemon=True)
@@ -41,7 +47,9 @@ class _Sampler:
                 break
 
     def sample(self):
-        self.samples.append((time.monotonic() - self.t0, train.all_queue_stats()))
+        stats = self.read()
+        if stats is not None:
+            self.samples.append((time.monotonic() - self.t0, stats))
 
     def start(self):
         self._thread.start()
@@ -138,6 +146,74 @@ def diagnose(series, consumer, threads, cpus):
     return stages, verdict, advice
 
 
+def _stage_series(samples):
+    """The Dataset form's stages as _series gives queues: {"<i> <name>": {"capacity" (the largest
+    buffer seen), "type", "t", "size" (buffer fill), "full", "rate" (elements/s), "elements",
+    "busy_ns", "wait_ns", "parallelism"}}, in the stats' order (sources first, the consumer's Root out)."""
+    out = {}
+    for t, stats in samples:
+        for i, st in enumerate(stats):
+            if st["name"] == "Root":
+                continue
+            s = out.setdefault("%d %s" % (i, st["name"]), {"capacity": 0, "type": "dataset stage", "t": [],
+                                                           "size": [], "full": [], "elements": [], "busy_ns": [],
+                                                           "wait_ns": [], "parallelism": []})
+            s["capacity"] = max(s["capacity"], st["buffer_size"])
+            s["t"].append(t)
+            s["size"].append(st["buffer_fill"])
+            s["full"].append(st["buffer_fill"] / st["buffer_size"] if st["buffer_size"] else 0.0)
+            s["elements"].append(st["elements"])
+            s["busy_ns"].append(st["busy_ns"])
+            s["wait_ns"].append(st["wait_ns"])
+            s["parallelism"].append(st["parallelism"])
+    for s in out.values():
+        rate = [0.0]
+        for i in range(1, len(s["t"])):
+            dt = s["t"][i] - s["t"][i - 1]
+            rate.append((s["elements"][i] - s["elements"][i - 1]) / dt if dt > 0 else 0.0)
+        s["rate"] = rate
+    return out
+
+
+def diagnose_dataset(series, consumer, cpus):
+    """(stages, verdict, advice) of the Dataset form: each stage's throughput, utilisation (busy
+    time over elapsed time and parallelism) and share of time waiting for its input; the busiest
+    stage is the bottleneck when the consumer waits."""
+    elapsed = consumer["seconds"] or 1e-9
+    stages = []
+    for name, s in series.items():
+        par = max(s["parallelism"][-1], 1)
+        stages.append({"stage": name, "throughput": "%.1f elements/s" % (s["elements"][-1] / elapsed),
+                       "parallelism": par, "busy": min(s["busy_ns"][-1] / 1e9 / elapsed / par, 1.0),
+                       "waiting_on_input": min(s["wait_ns"][-1] / 1e9 / elapsed, 1.0),
+                       "mean_fill": sum(s["full"]) / len(s["full"]) if s["full"] else 0.0})
+    steady = max(elapsed - consumer["first_batch_seconds"], 1e-9)
+    waiting = consumer["wait_seconds"] / steady
+    stages.append({"stage": "consumer (training loop)",
+                   "throughput": "%.1f batches/s" % (consumer["batches"] / elapsed), "waiting_on_input": waiting,
+                   "first_batch_after": "%.3f s" % consumer["first_batch_seconds"]})
+    if waiting < 0.5:
+        return stages, ("consumer-bound: the consumer waits %.0f%% of the time for input" % (100 * waiting)), \
+            "nothing to change in the input; the training step is the bottleneck"
+    busiest = max(stages[:-1], key=lambda st: st["busy"], default=None)
+    if busiest is None:
+        return stages, "input-bound", "the dataset's stages report no statistics"
+    name, par = busiest["stage"], busiest["parallelism"]
+    verdict = "input-bound: the %s stage is the busiest (%.0f%% of %s)" % (
+        name.split(" ", 1)[1], 100 * busiest["busy"], "its time" if par == 1 else "its %d calls' time" % par)
+    if "Map" in name and par < cpus:
+        advice = "raise [threads] parallel to %d or AUTOTUNE (this machine has %d cores)" % (cpus, cpus)
+    elif "Map" in name:
+        advice = "the map uses every core: a smaller [image] size, lighter images, or cache() the parsed records"
+    elif "Prefetch" in name:
+        advice = "raise [threads] prefetch"
+    elif "Batch" in name:
+        advice = "batch assembly is the cost: larger elements per copy, or fewer components"
+    else:
+        advice = "reading is the cost: more files read in parallel, files on a faster disk, or cache()"
+    return stages, verdict, advice
+
+
 # ---- reports ---------------------------------------------------------------------------
 
 def _polyline(ts, values, t_max, v_max, width, height, colour):
@@ -160,13 +236,13 @@ def _svg(title, ts, values, v_max, unit, colour, t_max, width=720, height=180):
             % (width, height, axes, _polyline(ts, values, t_max, v_max, width, height, colour), labels))
 
 
-def write_html(path, spec_path, series, stages, verdict, advice, consumer):
+def write_html(path, spec_path, series, stages, verdict, advice, consumer, form="train"):
     t_max = max([s["t"][-1] for s in series.values() if s["t"]] + [consumer["seconds"], 1e-3])
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>sluice doctor: %s</title>"
              "<style>body{font-family:sans-serif;margin:20px}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}.verdict{font-size:18px;"
              "font-weight:bold}</style></head><body>" % html.escape(spec_path),
-             "<h1>sluice doctor</h1><p>spec: %s (tf.train queue form)</p>" % html.escape(spec_path),
+             "<h1>sluice doctor</h1><p>spec: %s (%s)</p>" % (html.escape(spec_path), _FORMS[form]),
              "<p class='verdict'>%s</p><p>what to change: %s</p>" % (html.escape(verdict), html.escape(advice)),
              "<p>%d records in %d batches in %.2f s; the consumer waited %.2f s for input after the first batch</p>"
              % (consumer["records"], consumer["batches"], consumer["seconds"], consumer["wait_seconds"]),
@@ -175,12 +251,13 @@ def write_html(path, spec_path, series, stages, verdict, advice, consumer):
         figures = ", ".join("%s: %s" % (k, ("%.0f%%" % (100 * v)) if isinstance(v, float) else v)
                             for k, v in st.items() if k != "stage")
         parts.append("<tr><td>%s</td><td>%s</td></tr>" % (html.escape(st["stage"]), html.escape(figures)))
-    parts.append("</table><h2>queues over time</h2>")
+    parts.append("</table><h2>%s over time</h2>" % ("queues" if form == "train" else "stages"))
     for i, (name, s) in enumerate(series.items()):
         colour = COLOURS[i % len(COLOURS)]
         parts.append("<h3>%s (%s, capacity %d)</h3>" % (html.escape(name), s["type"], s["capacity"]))
         parts.append(_svg("fill (elements)", s["t"], s["size"], s["capacity"], "elements", colour, t_max))
-        parts.append(_svg("dequeue rate", s["t"], s["rate"], max(s["rate"] + [1.0]), "elements/s", colour, t_max))
+        parts.append(_svg("dequeue rate" if form == "train" else "output rate", s["t"], s["rate"],
+                          max(s["rate"] + [1.0]), "elements/s", colour, t_max))
     parts.append("</body></html>")
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(parts))
@@ -210,11 +287,20 @@ def cmd_doctor(args):
     for path in (html_path, trace_path):
         c.check_not_input(path, list(spec.files) + [args.spec])
     threads = _run._threads(spec.threads["parallel"])
+    form = args.form or spec.top["form"]
     t0 = time.monotonic()
-    sampler = _Sampler(t0, args.sample_ms / 1000.0)
-    pipeline = _run.build(spec, comp, form="train")
-    sampler.start()
-    pipeline.start()
+    pipeline = _run.build(spec, comp, form=form)
+    if form == "dataset":
+        def read():
+            it = pipeline.iterator()
+            return None if it is None else it.stats()
+        sampler = _Sampler(t0, args.sample_ms / 1000.0, read)
+        pipeline.start()  # the iterator exists before the sampler reads it
+        sampler.start()
+    else:
+        sampler = _Sampler(t0, args.sample_ms / 1000.0)
+        sampler.start()
+        pipeline.start()
     consumer = {"records": 0, "batches": 0, "wait_seconds": 0.0, "first_batch_seconds": 0.0}
     waits = []
     error = None
@@ -241,16 +327,20 @@ def cmd_doctor(args):
         pipeline.stop()
         sampler.stop()
     consumer["seconds"] = time.monotonic() - t0
-    series = _series(sampler.samples)
-    stages, verdict, advice = diagnose(series, consumer, threads, os.cpu_count() or 1)
-    write_html(html_path, args.spec, series, stages, verdict, advice, consumer)
+    if form == "dataset":
+        series = _stage_series(sampler.samples)
+        stages, verdict, advice = diagnose_dataset(series, consumer, os.cpu_count() or 1)
+    else:
+        series = _series(sampler.samples)
+        stages, verdict, advice = diagnose(series, consumer, threads, os.cpu_count() or 1)
+    write_html(html_path, args.spec, series, stages, verdict, advice, consumer, form)
     write_trace(trace_path, series, waits)
     if args.json:
-        print(json.dumps({"verdict": verdict, "advice": advice, "stages": stages, "consumer": consumer,
+        print(json.dumps({"form": form, "verdict": verdict, "advice": advice, "stages": stages, "consumer": consumer,
                           "html": html_path, "trace": trace_path, "error": error}))
     else:
-        print("sluice doctor: %s (tf.train queue form): %d records in %d batches in %.2f s"
-              % (args.spec, consumer["records"], consumer["batches"], consumer["seconds"]))
+        print("sluice doctor: %s (%s): %d records in %d batches in %.2f s"
+              % (args.spec, _FORMS[form], consumer["records"], consumer["batches"], consumer["seconds"]))
         for st in stages:
             print("  %-40s %s" % (st["stage"], ", ".join(
                 "%s %s" % (k.replace("_", " "), ("%.0f%%" % (100 * v)) if isinstance(v, float) else v)

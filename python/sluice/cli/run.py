@@ -130,7 +130,9 @@ def _dataset(spec, comp):
 
     def start():
         state["it"] = iter(ds)
-    return _Pipeline(lambda: next(state["it"]), start)
+    pipeline = _Pipeline(lambda: next(state["it"]), start)
+    pipeline.iterator = lambda: state.get("it")  # its stats() feed `sluice doctor`
+    return pipeline
 
 
 def _train(spec, comp):
