@@ -105,7 +105,8 @@ Status CheckLikeFirst(const FirstElement& first, const Element& e, size_t i) {
 // each element into the batch as it arrives and dropping it at once, so that
 // a batch of large elements (decoded images) holds each of them only for
 // its copy and their blocks serve the elements that follow. A short last
-// batch is a view of its first rows.
+// batch is a view of its first rows. `wait_ns` (may be null) gains the time
+// spent waiting for the input.
 Status ReadBatchCopying(IteratorBase* input, int64_t batch_size, bool drop_remainder, Element e, Element* out,
                         bool* end_of_sequence, int64_t* wait_ns) {
   FirstElement first;
@@ -126,9 +127,9 @@ Status ReadBatchCopying(IteratorBase* input, int64_t batch_size, bool drop_remai
     }
     e.clear();
     if (++n == batch_size) break;
-    const int64_t t0 = NowNanos();
+    const int64_t t0 = wait_ns != nullptr ? NowNanos() : 0;
     SLUICE_RETURN_IF_ERROR(input->GetNext(&e, &end));
-    *wait_ns += NowNanos() - t0;
+    if (wait_ns != nullptr) *wait_ns += NowNanos() - t0;
     if (end) break;
   }
   *end_of_sequence = drop_remainder && n < batch_size;
@@ -158,29 +159,34 @@ class BatchDataset : public DatasetBase {
    public:
     Iterator(const BatchDataset* d, const IteratorContext& ctx)
         : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Batch")) {}
+    // One batch in Node::kSampleEvery is timed (its input waits apart from
+    // its own work), as the sequential stages do; every batch's bytes count.
     Status GetNext(Element* out, bool* end_of_sequence) override {
-      const int64_t t0 = NowNanos();
+      const bool sample = node_->SampleNext();
+      const int64_t t0 = sample ? NowNanos() : 0;
       Element first;
       SLUICE_RETURN_IF_ERROR(input_->GetNext(&first, end_of_sequence));
       if (*end_of_sequence) return Status();
       out->clear();  // a caller that drops its last batch lets its memory serve this one
-      int64_t wait_ns = NowNanos() - t0;
+      int64_t wait_ns = sample ? NowNanos() - t0 : 0;
       Status s;
       if (CanCopyAsItArrives(first)) {
         s = ReadBatchCopying(input_.get(), dataset_->batch_size_, dataset_->drop_remainder_, std::move(first), out,
-                             end_of_sequence, &wait_ns);
+                             end_of_sequence, sample ? &wait_ns : nullptr);
       } else {
-        const int64_t r0 = NowNanos();
+        const int64_t r0 = sample ? NowNanos() : 0;
         SLUICE_RETURN_IF_ERROR(ReadBatch(input_.get(), dataset_->batch_size_ - 1, /*drop_remainder=*/false, &batch_,
                                          end_of_sequence));
-        wait_ns += NowNanos() - r0;
+        if (sample) wait_ns += NowNanos() - r0;
         batch_.insert(batch_.begin(), std::move(first));
         *end_of_sequence = dataset_->drop_remainder_ && static_cast<int64_t>(batch_.size()) < dataset_->batch_size_;
         if (!*end_of_sequence) s = StackBatch(batch_, out);
       }
       if (!s.ok() || *end_of_sequence) return s;
-      Node::Bump(node_->wait_ns, wait_ns);
-      Node::Bump(node_->busy_ns, NowNanos() - t0 - wait_ns);
+      if (sample) {
+        Node::Bump(node_->wait_ns, wait_ns * Node::kSampleEvery);
+        Node::Bump(node_->busy_ns, (NowNanos() - t0 - wait_ns) * Node::kSampleEvery);
+      }
       Node::Bump(node_->elements, 1);
       Node::Bump(node_->bytes, ElementBytes(*out));
       return s;

@@ -60,6 +60,12 @@ class _Sampler:
         self.sample()
 
 
+def _rates(ts, counts):
+    """Per-second rates of a cumulative count sampled at times ts (0 at the first sample)."""
+    return [0.0] + [(counts[i] - counts[i - 1]) / (ts[i] - ts[i - 1]) if ts[i] > ts[i - 1] else 0.0
+                    for i in range(1, len(ts))]
+
+
 def _series(samples):
     """{queue name: {"capacity", "t": [...], "size": [...], "full": [...], "rate": [...], "closed": [...]}}."""
     out = {}
@@ -74,11 +80,7 @@ def _series(samples):
             s["enqueued"].append(q["enqueued"])
             s["closed"].append(q["closed"])
     for s in out.values():
-        rate = [0.0]
-        for i in range(1, len(s["t"])):
-            dt = s["t"][i] - s["t"][i - 1]
-            rate.append((s["dequeued"][i] - s["dequeued"][i - 1]) / dt if dt > 0 else 0.0)
-        s["rate"] = rate
+        s["rate"] = _rates(s["t"], s["dequeued"])
     return out
 
 
@@ -167,11 +169,7 @@ def _stage_series(samples):
             s["wait_ns"].append(st["wait_ns"])
             s["parallelism"].append(st["parallelism"])
     for s in out.values():
-        rate = [0.0]
-        for i in range(1, len(s["t"])):
-            dt = s["t"][i] - s["t"][i - 1]
-            rate.append((s["elements"][i] - s["elements"][i - 1]) / dt if dt > 0 else 0.0)
-        s["rate"] = rate
+        s["rate"] = _rates(s["t"], s["elements"])
     return out
 
 
