@@ -60,6 +60,26 @@ class RepeatDataset : public UnaryDataset {
       return Status();
     }
 
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("epoch", epoch_);
+      w->WriteBool("produced_this_epoch", produced_this_epoch_);
+      w->WriteBool("has_input", input_ != nullptr);
+      if (!input_) return Status();
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      bool has_input = false;
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("epoch", &epoch_));
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("produced_this_epoch", &produced_this_epoch_));
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("has_input", &has_input));
+      input_.reset();
+      if (!has_input) return Status();
+      input_ = dataset_->input_->MakeIteratorInternal(ctx_);
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
+    }
+
    private:
     const IteratorContext ctx_;
     std::unique_ptr<IteratorBase> input_;
@@ -113,6 +133,17 @@ class TakeSkipDataset : public UnaryDataset {
         ++seen_;
       }
       return input_->GetNext(out, end_of_sequence);
+    }
+
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("seen", seen_);
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("seen", &seen_));
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:

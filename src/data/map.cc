@@ -91,9 +91,26 @@ class MapDataset::Iterator : public DatasetIterator<MapDataset> {
 
   const ElementOrigin* origin() const override { return input_->origin(); }
 
+  Status Save(IteratorStateWriter* w) override {
+    w->WriteInt("epoch", static_cast<int64_t>(epoch_));
+    w->WriteInt("next_index", static_cast<int64_t>(next_index_));
+    IteratorStateWriter input = w->Child("input");
+    return input_->Save(&input);
+  }
+  Status Restore(IteratorStateReader* r) override {
+    int64_t epoch = 0, next_index = 0;
+    SLUICE_RETURN_IF_ERROR(r->ReadInt("epoch", &epoch));
+    SLUICE_RETURN_IF_ERROR(r->ReadInt("next_index", &next_index));
+    epoch_ = static_cast<uint64_t>(epoch);
+    next_index_ = static_cast<uint64_t>(next_index);
+    RestorePass(dataset_->epochs_, epoch_);
+    IteratorStateReader input = r->Child("input");
+    return input_->Restore(&input);
+  }
+
  private:
   std::unique_ptr<IteratorBase> input_;
-  const uint64_t epoch_;
+  uint64_t epoch_;
   uint64_t next_index_ = 0;
   const std::shared_ptr<Node> node_;
 };

@@ -31,10 +31,15 @@ class ShuffleDataset : public DatasetBase {
   int64_t cardinality() const override { return input_->cardinality(); }
   std::string DebugName() const override { return "Shuffle"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    return std::make_unique<Iterator>(this, ctx, reshuffle_ ? NextPass(epochs_, ctx) : 0);
+  }
+
+ private:
+  // The seeds of iterator `k`.
+  std::pair<uint64_t, uint64_t> SeedsOf(uint64_t k) const {
     uint64_t s = static_cast<uint64_t>(seed_), s2 = static_cast<uint64_t>(seed2_);
     if (reshuffle_) {
       // The iterator's seeds: the next two samples of the dataset's generator.
-      const uint64_t k = NextPass(epochs_, ctx);
       Philox4x32 generator(s, s2);
       generator.Skip(k / 2);  // two samples per iterator, four per block
       if (k % 2 == 1) {
@@ -44,16 +49,16 @@ class ShuffleDataset : public DatasetBase {
       s = generator.Next();
       s2 = generator.Next();
     }
-    return std::make_unique<Iterator>(this, ctx, s, s2);
+    return {s, s2};
   }
 
- private:
   class Iterator : public DatasetIterator<ShuffleDataset> {
    public:
-    Iterator(const ShuffleDataset* d, const IteratorContext& ctx, uint64_t seed, uint64_t seed2)
+    Iterator(const ShuffleDataset* d, const IteratorContext& ctx, uint64_t pass)
         : DatasetIterator(d),
           input_(d->input_->MakeIteratorInternal(ctx)),
-          rng_(seed, seed2),
+          pass_(pass),
+          rng_(d->SeedsOf(pass).first, d->SeedsOf(pass).second),
           buffer_(static_cast<size_t>(d->buffer_size_)) {}
 
     Status GetNext(Element* out, bool* end_of_sequence) override {
@@ -72,6 +77,7 @@ class ShuffleDataset : public DatasetBase {
         return Status();
       }
       const int64_t offset = static_cast<int64_t>(rng_.Next()) % (end_ - start_);
+      ++draws_;
       const size_t index = static_cast<size_t>((start_ + offset) % n);
       *out = std::move(buffer_[index]);
       std::swap(buffer_[index], buffer_[static_cast<size_t>(start_ % n)]);
@@ -80,8 +86,52 @@ class ShuffleDataset : public DatasetBase {
       return Status();
     }
 
+    // The live elements are saved in order, from start_; the RNG as its pass
+    // and the number of samples drawn.
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("pass", static_cast<int64_t>(pass_));
+      w->WriteInt("draws", static_cast<int64_t>(draws_));
+      w->WriteBool("input_done", input_done_);
+      const int64_t n = dataset_->buffer_size_;
+      w->WriteInt("buffer.size", end_ - start_);
+      for (int64_t i = start_; i < end_; ++i) {
+        w->WriteElement("buffer." + std::to_string(i - start_), buffer_[static_cast<size_t>(i % n)]);
+      }
+      IteratorStateWriter input = w->Child("input");
+      return input_done_ ? Status() : input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      int64_t pass = 0, draws = 0, live = 0;
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("pass", &pass));
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("draws", &draws));
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("input_done", &input_done_));
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("buffer.size", &live));
+      if (live < 0 || live > dataset_->buffer_size_) {
+        return InvalidArgument("shuffle checkpoint holds " + std::to_string(live) +
+                               " elements, more than this shuffle's buffer_size " +
+                               std::to_string(dataset_->buffer_size_));
+      }
+      pass_ = static_cast<uint64_t>(pass);
+      if (dataset_->reshuffle_) RestorePass(dataset_->epochs_, pass_);
+      const auto [seed, seed2] = dataset_->SeedsOf(pass_);
+      rng_ = Philox4x32(seed, seed2);
+      draws_ = static_cast<uint64_t>(draws);
+      rng_.Skip(draws_ / 4);
+      for (uint64_t i = 0; i < draws_ % 4; ++i) rng_.Next();
+      start_ = 0;
+      end_ = live;
+      for (int64_t i = 0; i < live; ++i) {
+        SLUICE_RETURN_IF_ERROR(r->ReadElement("buffer." + std::to_string(i), &buffer_[static_cast<size_t>(i)]));
+      }
+      if (input_done_) return Status();
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
+    }
+
    private:
     std::unique_ptr<IteratorBase> input_;
+    uint64_t pass_;
+    uint64_t draws_ = 0;
     Philox4x32 rng_;
     std::vector<Element> buffer_;  // a ring: the live elements are [start_, end_) mod size
     int64_t start_ = 0;

@@ -108,6 +108,9 @@ struct ElementOrigin {
   }
 };
 
+class IteratorStateWriter;
+class IteratorStateReader;
+
 class IteratorBase {
  public:
   IteratorBase() = default;
@@ -134,6 +137,15 @@ class IteratorBase {
   // The tree's model: set on the root iterator that MakeIterator returns,
   // null on inner ones.
   virtual std::shared_ptr<Model> model() const { return nullptr; }
+
+  // Checkpoints (sluice/data/checkpoint.h). Save writes this iterator's
+  // position, and its inputs' under w->Child("input") (or another child
+  // name), so that Restore on a fresh iterator of the same dataset, before
+  // its first GetNext, continues with exactly the elements this one would
+  // have returned next. An iterator with worker threads waits for the work
+  // in flight and saves its results. Default: Unimplemented.
+  [[nodiscard]] virtual Status Save(IteratorStateWriter* w);
+  [[nodiscard]] virtual Status Restore(IteratorStateReader* r);
 };
 
 class DatasetBase : public std::enable_shared_from_this<DatasetBase> {
