@@ -37,6 +37,7 @@ import time
 import numpy as np
 
 from sluice import _core
+from sluice import _crop_options
 from sluice import _graph
 from sluice import dtypes as _dtypes
 from sluice import errors
@@ -158,38 +159,6 @@ def _core_shape(shape):
 
 def _py_shape(core_shape):
     return None if core_shape is None else tuple(None if d < 0 else d for d in core_shape)
-
-
-def _crop_options(size=None, flip=None, **options):
-    """A ``_core.RandomResizedCropOptions`` of the options given (not None); the others keep its defaults.
-
-    `size` (an int or ``(height, width)``) and `flip` (a bool: probability
-    0.5 or 0) are the Python spellings of height/width and flip_probability.
-    """
-    kwargs = {k: v for k, v in options.items() if v is not None}
-    if size is not None:
-        if isinstance(size, (list, tuple)):
-            kwargs["height"], kwargs["width"] = (_as_int(s, "size") for s in size)
-        else:
-            kwargs["height"] = kwargs["width"] = _as_int(size, "size")
-    if flip is not None:
-        kwargs["flip_probability"] = 0.5 if flip else 0.0
-    for name in ("scale", "ratio"):
-        if name in kwargs:
-            kwargs[name] = (float(kwargs[name][0]), float(kwargs[name][1]))
-    for name in ("mean", "std"):
-        if name in kwargs:
-            kwargs[name] = [float(v) for v in kwargs[name] or ()]
-    for name in ("channels", "max_attempts"):
-        if name in kwargs:
-            kwargs[name] = _as_int(kwargs[name], name)
-    for name in ("data_format", "sampler", "method", "dct_method"):
-        if name in kwargs:
-            kwargs[name] = str(kwargs[name])
-    for name in ("antialias", "dct_scaling"):
-        if name in kwargs:
-            kwargs[name] = bool(kwargs[name])
-    return _core.RandomResizedCropOptions(**kwargs)
 
 
 def _as_int(value, what):
@@ -366,10 +335,10 @@ class NativeProducer:
         ``(seed, k)``. ValueError for bad options or a component that is not
         a string scalar.
         """
-        options = _crop_options(size=size, scale=scale, ratio=ratio, flip=flip, mean=mean, std=std,
-                                data_format=data_format, sampler=sampler, method=method, antialias=antialias,
-                                channels=channels, max_attempts=max_attempts, dct_scaling=dct_scaling,
-                                dct_method=dct_method)
+        options = _crop_options.crop_options(
+            _as_int, size=size, scale=scale, ratio=ratio, flip=flip, mean=mean, std=std, data_format=data_format,
+            sampler=sampler, method=method, antialias=antialias, channels=channels, max_attempts=max_attempts,
+            dct_scaling=dct_scaling, dct_method=dct_method)
         args = (self._component(component), options, _as_int(seed, "seed") & 0xFFFFFFFFFFFFFFFF)
         return _native(lambda: _build(_core.random_resized_crop_producer, self._core, *args), self._structure)
 

@@ -25,7 +25,6 @@
 #include "sluice/core/element.h"
 #include "sluice/core/status.h"
 #include "sluice/core/tensor.h"
-#include "sluice/image/random_resized_crop.h"
 #include "sluice/queue/queue.h"
 
 namespace sluice::io {
@@ -235,18 +234,6 @@ nb::object WrapQueueRunner(std::shared_ptr<train::QueueRunner> runner);
 // another type. REQUIRES: the GIL is held.
 std::shared_ptr<io::ReaderBase> ReaderOf(nb::handle reader);  // a _core.Reader (bind_io.cc)
 ops::ExampleParser ExampleParserOf(nb::handle parser);       // a _core.ExampleParser (bind_ops.cc)
-
-// The fused random resized crop's options from the Python arguments
-// (bind_image_ops.cc), for the train producers and the data map alike.
-// ValueError for an unknown data_format, sampler or resize method.
-image::RandomResizedCropOptions RandomResizedCropOptionsOf(int64_t height, int64_t width,
-                                                           std::pair<double, double> scale,
-                                                           std::pair<double, double> ratio, float flip_probability,
-                                                           const std::vector<float>& mean,
-                                                           const std::vector<float>& stddev,
-                                                           const std::string& data_format, const std::string& sampler,
-                                                           const std::string& method, bool antialias, int channels,
-                                                           int32_t max_attempts);
 
 // Bindings of each layer (called from module.cc, in this order).
 void BindCore(nb::module_& m);
