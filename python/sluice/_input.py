@@ -1177,16 +1177,18 @@ def _batcher(kind, fn_name, producers, join, keep_input, batch_size, num_threads
         producers = [producers]
     producers = [_as_producer(p) for p in producers]
     keep, constant_keep = _keep_input(keep_input, enqueue_many)
-    options = (join, constant_keep, _as_int(batch_size, "batch_size"), _as_int(num_threads, "num_threads"),
-               _as_int(capacity, "capacity"), bool(enqueue_many))
-    tail = (bool(dynamic_pad), bool(allow_smaller_final_batch), shared_name or "", name or "",
-            _as_int(min_after_dequeue, "min_after_dequeue"), _opt_int(seed, "seed"))
+    options = dict(batch_size=_as_int(batch_size, "batch_size"), num_threads=_as_int(num_threads, "num_threads"),
+                   capacity=_as_int(capacity, "capacity"), enqueue_many=bool(enqueue_many),
+                   dynamic_pad=bool(dynamic_pad), allow_smaller_final_batch=bool(allow_smaller_final_batch),
+                   shared_name=shared_name or "", name=name or "",
+                   min_after_dequeue=_as_int(min_after_dequeue, "min_after_dequeue"), seed=_opt_int(seed, "seed"))
 
     def new_batcher(cores, flat_dtypes, flat_shapes):
         if len(flat_shapes) != len(flat_dtypes):
             raise ValueError("%s: %d shapes for %d components" % (fn_name, len(flat_shapes), len(flat_dtypes)))
-        return _build(_core.new_batcher, kind, cores, *options, [d.as_datatype_enum for d in flat_dtypes],
-                      [_core_shape(s) for s in flat_shapes], *tail)
+        signature = dict(dtypes=[d.as_datatype_enum for d in flat_dtypes], shapes=[_core_shape(s) for s in flat_shapes])
+        return _build(lambda: _core.new_batcher(kind, cores, join, constant_keep,
+                                                _core.BatchOptions(**options, **signature)))
 
     natives = [p for p in producers if isinstance(p, NativeProducer)]
     if natives and len(natives) != len(producers):
@@ -1250,7 +1252,7 @@ def _batcher(kind, fn_name, producers, join, keep_input, batch_size, num_threads
     bq = BatchQueue.__new__(BatchQueue)
     bq._structure = structure
     bq._name = name or "%s_queue" % fn_name
-    bq._batch_size = options[2]
+    bq._batch_size = options["batch_size"]
 
     def build(structure, flat_dtypes, flat_shapes, first, layout):
         return new_batcher([_python_producer(p, structure, flat_dtypes, flat_shapes, enqueue_many, keep,

@@ -209,6 +209,15 @@ bool AsContiguousArray(PyObject* obj, PyObject* descr, ContiguousArray* out);
 // A new Tensor of `dtype` (whose storage type `array` has) holding a copy.
 Tensor CopyArray(DType dtype, const ContiguousArray& array);
 
+// The signature lists of a queue, producer or batcher as the Python layer
+// passes them: DType numbers, and per component None (unknown rank) or a
+// list of dims with -1 for an unknown one. One conversion for every binding.
+using ShapeList = std::vector<std::optional<std::vector<int64_t>>>;
+std::vector<DType> DTypesFromPython(const std::vector<int>& numbers);
+std::vector<PartialShape> ShapesFromPython(const ShapeList& shapes);
+std::vector<int> DTypesToPython(const std::vector<DType>& dtypes);
+nb::list ShapesToPython(const std::vector<PartialShape>& shapes);  // None or a list of dims, -1 unknown
+
 // A Python list of the components, converted by TensorToPython.
 nb::list ElementToPython(Element element);
 // `values` (a sequence) to an Element, component i converted to dtypes[i].
@@ -245,6 +254,7 @@ void BindOps(nb::module_& m);  // bind_ops.cc: Example parsing, CSV, decode_*
 void BindImageCodec(nb::module_& m);  // bind_image_codec.cc: decode/encode JPEG, PNG
 void BindImageOps(nb::module_& m);    // bind_image_ops.cc: resize, crop, flip, colour
 void BindCropOptions(nb::module_& m);  // bind_crop_options.cc: _core.RandomResizedCropOptions (by keyword)
+void BindBatchOptions(nb::module_& m);  // bind_batch_options.cc: _core.BatchOptions (by keyword)
 void BindPipeline(nb::module_& m);    // bind_pipeline.cc: tf.train producers, batchers, queue stats
 void BindSparseBatch(nb::module_& m);  // bind_sparse_batch.cc: packing SparseTensors for the batchers
 void BindData(nb::module_& m);         // bind_data.cc: tf.data datasets and iterators (_core.data)

@@ -38,21 +38,6 @@ namespace {
 using queue::Queue;
 using queue::WaitOptions;
 using Timeout = std::optional<double>;
-using ShapeList = std::vector<std::optional<std::vector<int64_t>>>;
-
-std::vector<DType> ToDTypes(const std::vector<int>& ints) {
-  std::vector<DType> out;
-  for (int d : ints) out.push_back(static_cast<DType>(d));
-  return out;
-}
-
-// None: unknown rank; a list with -1 for unknown dims.
-std::vector<PartialShape> ToShapes(const ShapeList& shapes) {
-  std::vector<PartialShape> out;
-  for (const auto& s : shapes) out.push_back(s ? PartialShape(*s) : PartialShape::UnknownRank());
-  return out;
-}
-
 nb::object ShapeToPython(const PartialShape& shape) {
   if (!shape.rank_known()) return nb::none();
   nb::list dims;
@@ -570,8 +555,8 @@ QueueHandle NewQueue(const std::string& kind, int32_t capacity, const std::vecto
                      const std::string& shared_name, int32_t min_after_dequeue, int64_t seed, int64_t seed2) {
   queue::RandomShuffleQueueOptions o;
   o.capacity = capacity;
-  o.dtypes = ToDTypes(dtypes);
-  o.shapes = ToShapes(shapes);
+  o.dtypes = DTypesFromPython(dtypes);
+  o.shapes = ShapesFromPython(shapes);
   o.names = names;
   o.name = name;
   o.shared_name = shared_name;
