@@ -12,7 +12,9 @@
 // str that converts exactly, a tuple/list (or dict, for a queue with names)
 // of those. Anything else, and any value sluice/queue.py would reject, makes
 // its enqueue return False without touching the queue: the caller then takes
-// the Python path, which raises the usual errors. A single enqueue/dequeue
+// the Python path, which raises the usual errors. queue.py's _to_component
+// stays the one definition of the conversion; this is a cache of its certain
+// cases, held to it by python/src/test_queue_conversion_agreement.py. A single enqueue/dequeue
 // that need not wait runs with the GIL held; only one that would block
 // releases it (with the Ctrl-C check), as the plain bindings always do.
 #include <nanobind/nanobind.h>
