@@ -46,6 +46,7 @@ import os
 import numpy as np
 
 from sluice import _core
+from sluice import _crop_options
 from sluice import dtypes as _dtypes
 from sluice import errors  # noqa: F401  (the exceptions iteration raises)
 from sluice import _data_sources
@@ -1057,31 +1058,29 @@ class _Ops:
         return _NativeFn(apply, "decode_jpeg")
 
     @staticmethod
-    def random_resized_crop(size=224, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), flip=True,
-                            mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225), data_format="CHW", seed=0,
-                            component=None, sampler="torchvision", method="bilinear", antialias=False, channels=3,
-                            max_attempts=10):
+    def random_resized_crop(size=None, scale=None, ratio=None, flip=True, mean=None, std=None, data_format=None,
+                            seed=0, component=None, sampler=None, method=None, antialias=None, channels=None,
+                            max_attempts=None):
         """The fused training augmentation of encoded image `component`, in C++.
 
         torchvision's RandomResizedCrop(size, scale, ratio) + horizontal flip
         (if `flip`) + ToTensor + Normalize(mean, std), decoding only the crop
         box (``sluice.image.decode_random_resized_crop``): float32
-        [3, h, w] ("CHW") or [h, w, 3] ("HWC"). The crop of element i of
+        [3, h, w] ("CHW") or [h, w, 3] ("HWC"). An option left at None keeps
+        the default of ``_core.RandomResizedCropOptions`` (size 224, ImageNet's
+        mean and std, "CHW", ...). The crop of element i of
         epoch e depends only on (seed, e, i), whatever num_parallel_calls.
         """
-        if isinstance(size, (list, tuple)):
-            height, width = (_int(s, "size") for s in size)
-        else:
-            height = width = _int(size, "size")
+        if size is not None:
+            size = tuple(_int(s, "size") for s in size) if isinstance(size, (list, tuple)) else _int(size, "size")
 
         def apply(ds, npc, det):
             index = _component_index(ds._structure, component)
-            core = _d.map_random_resized_crop(
-                ds._core, index, height, width, (float(scale[0]), float(scale[1])),
-                (float(ratio[0]), float(ratio[1])), 0.5 if flip else 0.0, [float(m) for m in mean or ()],
-                [float(s) for s in std or ()], str(data_format), str(sampler), str(method), bool(antialias),
-                _int(channels, "channels"), _int(max_attempts, "max_attempts"),
-                _int(seed, "seed") & 0xFFFFFFFFFFFFFFFF, npc, det)
+            options = _crop_options.crop_options(
+                _int, size=size, scale=scale, ratio=ratio, flip=flip, mean=mean, std=std, data_format=data_format,
+                sampler=sampler, method=method, antialias=antialias, channels=channels, max_attempts=max_attempts)
+            core = _d.map_random_resized_crop(ds._core, index, options, _int(seed, "seed") & 0xFFFFFFFFFFFFFFFF,
+                                              npc, det)
             return Dataset(core, ds._structure)
         return _NativeFn(apply, "random_resized_crop")
 
