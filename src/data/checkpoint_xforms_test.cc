@@ -76,6 +76,20 @@ TEST(CheckpointXformsTest, ConcatenateResumesInEitherInputAndAfterBoth) {
   ExpectCheckpointsExact([] { return Must(Concatenate(Must(Take(RangeOf(5), 0)), RangeOf(3))); });
 }
 
+TEST(CheckpointXformsTest, ConcatenateBeforeItsSecondInputStartsKeepsThatInputsPasses) {
+  // The second input's shuffle, behind a map and a batch, takes pass e in
+  // epoch e; a checkpoint in the first part must carry it.
+  ExpectCheckpointsExact([] {
+    DatasetPtr second = Must(Batch(Must(Map(Shuffled(6, 3), Times(10), Int64Scalar())), 4));
+    return Must(Repeat(Must(Concatenate(Must(Batch(Shuffled(5), 4)), second)), 4));
+  });
+  // The same shuffle on both sides: passes 2e and 2e + 1.
+  ExpectCheckpointsExact([] {
+    DatasetPtr both = Shuffled(4, 2);
+    return Must(Repeat(Must(Concatenate(both, both)), 3));
+  });
+}
+
 TEST(CheckpointXformsTest, EnumerateResumesItsCount) {
   ExpectCheckpointsExact([] { return Must(Repeat(Must(Enumerate(Shuffled(6), 5)), 3)); });
 }
@@ -229,7 +243,7 @@ TEST(CheckpointXformsTest, BucketBySequenceLengthResumesAtEveryBreakPoint) {
 TEST(CheckpointXformsTest, WindowResumesWithItsBuffer) {
   ExpectCheckpointsExact([] { return Must(Window(RangeOf(12), 3, 2, 2)); });
   ExpectCheckpointsExact([] { return Must(Window(RangeOf(13), 2, 5, 1, true)); });  // shift beyond the span
-  ExpectCheckpointsExact([] { return Must(Repeat(Must(Window(Pairs(Shuffled(9)), 4, 1, 1, true)), 3)); });
+  ExpectCheckpointsExact([] { return Must(Repeat(Must(Window(Pairs(Shuffled(9)), 4, 1, 1, false)), 3)); });
 }
 
 TEST(CheckpointXformsTest, ElementsDatasetResumes) {
@@ -272,7 +286,8 @@ TEST(CheckpointXformsTest, SampleFromDatasetsWithAWeightDatasetResumes) {
     Tensor w(DType::kFloat32, TensorShape({6, 2}));
     for (int64_t i = 0; i < 12; ++i) w.flat<float>()[i] = static_cast<float>(i % 5 + 1);
     DatasetPtr weights = Must(FromTensorSlices(Element{w}));
-    return Must(SampleFromDatasetsWithWeightDataset({RangeOf(10), Must(Range(50, 60))}, weights, 2, 3, false, false));
+    return Must(Repeat(
+        Must(SampleFromDatasetsWithWeightDataset({RangeOf(10), Shuffled(10)}, weights, 2, 3, false, true)), 3));
   });
 }
 
