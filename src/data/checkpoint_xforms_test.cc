@@ -3,7 +3,15 @@
 // shuffle.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 
 #include "data/checkpoint_test_util.h"
@@ -340,6 +348,68 @@ TEST(CheckpointXformsTest, AChainOfTransformationsAroundAShuffleResumes) {
     ds = Must(Shuffle(ds, 3, 9, 10, true));
     return Must(Take(Must(Repeat(ds, 2)), 25));
   });
+}
+
+// A child process reads a pipeline, writing a checkpoint (count | bytes)
+// every `every` elements (to a temporary file renamed over the last), and
+// is killed with SIGKILL between two checkpoints; an iterator restored from
+// the last one continues with the uninterrupted run's elements from there.
+TEST(CheckpointXformsTest, AProcessKilledBetweenCheckpointsResumesFromTheLastOne) {
+  auto make = [] {
+    DatasetPtr ds = Must(Window(Must(Unbatch(Must(Batch(Shuffled(30, 7), 4)))), 3, 2, 1));
+    return Must(Take(Must(Repeat(Must(Concatenate(ds, Must(Filter(Shuffled(9), Even())))), 3)), 60));
+  };
+  std::vector<std::string> full;
+  {
+    auto it = make()->MakeIterator();
+    full = EncodedRun(*it, 1000);
+  }
+  const std::string path = ::testing::TempDir() + "/checkpoint_xforms_kill.ckpt";
+  std::remove(path.c_str());
+  constexpr int64_t kEvery = 7, kKilledAfter = 38;  // the last checkpoint: after 35 elements
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto it = make()->MakeIterator();
+    for (int64_t n = 1; n <= kKilledAfter; ++n) {
+      if (EncodedRun(*it, 1).size() != 1) _exit(1);
+      if (n % kEvery != 0) continue;
+      Result<std::string> saved = SaveIterator(*it);
+      if (!saved.ok()) _exit(2);
+      {
+        std::ofstream out(path + ".tmp", std::ios::binary | std::ios::trunc);
+        out.write(reinterpret_cast<const char*>(&n), sizeof(n));
+        out << *saved;
+        if (!out.flush()) _exit(3);
+      }
+      if (std::rename((path + ".tmp").c_str(), path.c_str()) != 0) _exit(4);
+    }
+    const char byte = 1;
+    if (write(ready[1], &byte, 1) != 1) _exit(5);
+    while (true) pause();  // killed here
+  }
+  close(ready[1]);
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1) << "the child failed before its last checkpoint";
+  close(ready[0]);
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+  std::ifstream in(path, std::ios::binary);
+  std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  int64_t count = 0;
+  ASSERT_GT(file.size(), sizeof(count));
+  std::memcpy(&count, file.data(), sizeof(count));
+  EXPECT_EQ(count, kKilledAfter / kEvery * kEvery);
+  auto it = make()->MakeIterator();
+  ASSERT_TRUE(RestoreIterator(*it, std::string_view(file).substr(sizeof(count))).ok());
+  std::vector<std::string> rest = EncodedRun(*it, 1000);
+  ASSERT_EQ(count + static_cast<int64_t>(rest.size()), static_cast<int64_t>(full.size()));
+  for (size_t i = 0; i < rest.size(); ++i) ASSERT_EQ(rest[i], full[static_cast<size_t>(count) + i]) << i;
 }
 
 }  // namespace
