@@ -391,7 +391,9 @@ class UnbatchDataset : public DatasetBase {
       index_ = size_ = 0;
       if (has_rows) {
         SLUICE_RETURN_IF_ERROR(r->ReadElement("rows", &current_));
-        if (current_.empty() || current_[0].rank() == 0) return InvalidArgument("unbatch checkpoint rows are not a batch");
+        if (current_.empty() || current_[0].rank() == 0) {
+          return InvalidArgument("unbatch checkpoint: the rows saved are not a batch");
+        }
         size_ = current_[0].shape().dim(0);
       }
       IteratorStateReader input = r->Child("input");

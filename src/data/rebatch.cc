@@ -95,7 +95,9 @@ class RebatchDataset : public DatasetBase {
       offset_ = 0;
       buffered_ = 0;
       for (const Element& e : pending_) {
-        if (e.empty() || e[0].rank() < 1) return InvalidArgument("rebatch checkpoint: a pending element is not a batch");
+        if (e.empty() || e[0].rank() < 1) {
+          return InvalidArgument("rebatch checkpoint: a pending element is not a batch");
+        }
         buffered_ += e[0].shape().dim(0);
       }
       IteratorStateReader input = r->Child("input");
