@@ -181,6 +181,17 @@ class ShardDataset : public UnaryDataset {
       }
     }
 
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("next_index", next_index_);
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("next_index", &next_index_));
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
+    }
+
    private:
     std::unique_ptr<IteratorBase> input_;
     int64_t next_index_ = 0;
@@ -240,6 +251,25 @@ class ZipDataset : public DatasetBase {
       return Status();
     }
 
+    // Input i under "input_<i>", also after the end (their passes number
+    // the next epoch's).
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteBool("ended", ended_);
+      for (size_t i = 0; i < inputs_.size(); ++i) {
+        IteratorStateWriter input = w->Child("input_" + std::to_string(i));
+        SLUICE_RETURN_IF_ERROR(inputs_[i]->Save(&input));
+      }
+      return Status();
+    }
+    Status Restore(IteratorStateReader* r) override {
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("ended", &ended_));
+      for (size_t i = 0; i < inputs_.size(); ++i) {
+        IteratorStateReader input = r->Child("input_" + std::to_string(i));
+        SLUICE_RETURN_IF_ERROR(inputs_[i]->Restore(&input));
+      }
+      return Status();
+    }
+
    private:
     std::vector<std::unique_ptr<IteratorBase>> inputs_;
     bool ended_ = false;
@@ -272,25 +302,53 @@ class ConcatenateDataset : public DatasetBase {
   }
 
  private:
+  // The iterators of both inputs are kept to the end, and saved: their
+  // passes number the next epoch's under Repeat.
   class Iterator : public DatasetIterator<ConcatenateDataset> {
    public:
     Iterator(const ConcatenateDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), ctx_(ctx), input_(d->a_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), ctx_(ctx), first_(d->a_->MakeIteratorInternal(ctx)) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
-      while (input_) {
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+      while (part_ < 2) {
+        IteratorBase* input = part_ == 0 ? first_.get() : second_.get();
+        SLUICE_RETURN_IF_ERROR(input->GetNext(out, end_of_sequence));
         if (!*end_of_sequence) return Status();
-        input_ = second_ ? nullptr : dataset_->b_->MakeIteratorInternal(ctx_);
-        second_ = true;
+        if (++part_ == 1 && !second_) second_ = dataset_->b_->MakeIteratorInternal(ctx_);
       }
       *end_of_sequence = true;
       return Status();
     }
 
+    // Before the second input starts, a probe iterator of it (one that
+    // takes no pass) is saved in its place: the passes it will take.
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("part", part_);
+      IteratorStateWriter first = w->Child("first");
+      SLUICE_RETURN_IF_ERROR(first_->Save(&first));
+      IteratorStateWriter second = w->Child("second");
+      if (second_) return second_->Save(&second);
+      IteratorContext probe{std::make_shared<CancellationManager>(), nullptr, true, nullptr};
+      std::unique_ptr<IteratorBase> next = dataset_->b_->MakeIteratorInternal(probe);
+      Status s = next->Save(&second);
+      probe.cancellation->StartCancel();
+      return s;
+    }
+    // The second input's iterator is made here (before it is needed) to
+    // take the saved passes.
+    Status Restore(IteratorStateReader* r) override {
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("part", &part_));
+      if (part_ < 0 || part_ > 2) return InvalidArgument("concatenate checkpoint: bad part " + std::to_string(part_));
+      IteratorStateReader first = r->Child("first");
+      SLUICE_RETURN_IF_ERROR(first_->Restore(&first));
+      second_ = dataset_->b_->MakeIteratorInternal(ctx_);
+      IteratorStateReader second = r->Child("second");
+      return second_->Restore(&second);
+    }
+
    private:
     const IteratorContext ctx_;
-    std::unique_ptr<IteratorBase> input_;
-    bool second_ = false;
+    std::unique_ptr<IteratorBase> first_, second_;
+    int64_t part_ = 0;  // the input being read: 0, 1, or 2 when both have ended
   };
   const DatasetPtr a_, b_;
 };
@@ -319,7 +377,7 @@ class CacheDataset : public UnaryDataset {
   class Iterator : public DatasetIterator<CacheDataset> {
    public:
     Iterator(const CacheDataset* d, const IteratorContext& ctx, std::shared_ptr<const std::vector<Element>> cached)
-        : DatasetIterator(d), cached_(std::move(cached)) {
+        : DatasetIterator(d), ctx_(ctx), cached_(std::move(cached)) {
       if (!cached_) input_ = d->input_->MakeIteratorInternal(ctx);
     }
     Status GetNext(Element* out, bool* end_of_sequence) override {
@@ -339,7 +397,54 @@ class CacheDataset : public UnaryDataset {
       return Status();
     }
 
+    // Writing (the first pass): the elements so far and the input. Reading a
+    // finished cache: the cache itself (a new process has none) and the
+    // position; restoring it publishes the cache to the later passes.
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteBool("reading", cached_ != nullptr);
+      if (cached_) {
+        w->WriteInt("next", static_cast<int64_t>(next_));
+        w->WriteElements("cache", *cached_);
+        return Status();
+      }
+      w->WriteElements("written", writing_);
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      bool reading = false;
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("reading", &reading));
+      if (reading) {
+        int64_t next = 0;
+        auto cache = std::make_shared<std::vector<Element>>();
+        SLUICE_RETURN_IF_ERROR(r->ReadInt("next", &next));
+        SLUICE_RETURN_IF_ERROR(r->ReadElements("cache", cache.get()));
+        if (next < 0 || next > static_cast<int64_t>(cache->size())) {
+          return InvalidArgument("cache checkpoint position " + std::to_string(next) + " is past its " +
+                                 std::to_string(cache->size()) + " elements");
+        }
+        cached_ = std::move(cache);
+        next_ = static_cast<size_t>(next);
+        input_.reset();
+        MutexLock lock(&dataset_->state_.mu);
+        if (!dataset_->state_.elements) dataset_->state_.elements = cached_;
+        return Status();
+      }
+      // A rebuilt iterator of this process may have found the cache done;
+      // the checkpoint's first pass continues from its input all the same.
+      if (cached_) {
+        cached_.reset();
+        next_ = 0;
+        input_ = dataset_->input_->MakeIteratorInternal(ctx_);
+      }
+      writing_.clear();
+      SLUICE_RETURN_IF_ERROR(r->ReadElements("written", &writing_));
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
+    }
+
    private:
+    const IteratorContext ctx_;
     std::shared_ptr<const std::vector<Element>> cached_;
     std::unique_ptr<IteratorBase> input_;
     std::vector<Element> writing_;

@@ -192,6 +192,16 @@ class BatchDataset : public DatasetBase {
       return s;
     }
 
+    // A batch is read whole within GetNext: only the input has a position.
+    Status Save(IteratorStateWriter* w) override {
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
+    }
+
    private:
     std::unique_ptr<IteratorBase> input_;
     std::vector<Element> batch_;
@@ -249,6 +259,16 @@ class PaddedBatchDataset : public DatasetBase {
         out->push_back(std::move(padded));
       }
       return Status();
+    }
+
+    // A batch is read whole within GetNext: only the input has a position.
+    Status Save(IteratorStateWriter* w) override {
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:
@@ -349,6 +369,35 @@ class UnbatchDataset : public DatasetBase {
       ++index_;
       *end_of_sequence = false;
       return Status();
+    }
+
+    // The rows of the current input element not yet returned (as one
+    // element, restored from row 0), then the input.
+    Status Save(IteratorStateWriter* w) override {
+      const bool has_rows = index_ < size_;
+      w->WriteBool("has_rows", has_rows);
+      if (has_rows) {
+        Element rest;
+        for (const Tensor& t : current_) rest.push_back(t.Slice(index_, size_));
+        w->WriteElement("rows", rest);
+      }
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      bool has_rows = false;
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("has_rows", &has_rows));
+      current_.clear();
+      index_ = size_ = 0;
+      if (has_rows) {
+        SLUICE_RETURN_IF_ERROR(r->ReadElement("rows", &current_));
+        if (current_.empty() || current_[0].rank() == 0) {
+          return InvalidArgument("unbatch checkpoint: the rows saved are not a batch");
+        }
+        size_ = current_[0].shape().dim(0);
+      }
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:

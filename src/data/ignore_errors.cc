@@ -41,6 +41,16 @@ class IgnoreErrorsDataset : public DatasetBase {
       }
     }
 
+    // The skipped count is the root's (it saves it).
+    Status Save(IteratorStateWriter* w) override {
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
+    }
+
    private:
     std::unique_ptr<IteratorBase> input_;
     const std::shared_ptr<std::atomic<int64_t>> skipped_;

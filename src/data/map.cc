@@ -413,6 +413,15 @@ class FilterDataset : public DatasetBase {
       }
     }
 
+    Status Save(IteratorStateWriter* w) override {
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
+    }
+
     const ElementOrigin* origin() const override { return input_->origin(); }
 
    private:

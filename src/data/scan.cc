@@ -43,6 +43,18 @@ class ScanDataset : public DatasetBase {
       return Status();
     }
 
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteElement("state", state_);
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      SLUICE_RETURN_IF_ERROR(r->ReadElement("state", &state_));
+      SLUICE_RETURN_IF_ERROR(CheckState(state_));
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
+    }
+
    private:
     Status CheckState(const Element& next) const {
       const Element& initial = dataset_->initial_state_;

@@ -23,7 +23,7 @@ class TakeWhileDataset : public DatasetBase {
     Iterator(const TakeWhileDataset* d, const IteratorContext& ctx)
         : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
-      if (!input_) {
+      if (ended_) {
         *end_of_sequence = true;
         return Status();
       }
@@ -32,14 +32,28 @@ class TakeWhileDataset : public DatasetBase {
       Result<bool> keep = dataset_->predicate_(*out);
       if (!keep.ok()) return keep.status();
       if (!*keep) {
-        input_.reset();  // nothing more is read from the input
+        ended_ = true;  // nothing more is read from the input
         *end_of_sequence = true;
       }
       return Status();
     }
 
+    // The input is saved also after the end (its passes number the next
+    // epoch's).
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteBool("ended", ended_);
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("ended", &ended_));
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
+    }
+
    private:
     std::unique_ptr<IteratorBase> input_;
+    bool ended_ = false;  // the predicate has rejected an element
   };
 
   const DatasetPtr input_;

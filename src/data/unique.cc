@@ -1,6 +1,7 @@
 // Unique: each distinct int32, int64 or string value once.
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <utility>
 
@@ -55,6 +56,40 @@ class UniqueDataset : public DatasetBase {
         SLUICE_RETURN_IF_ERROR(CheckDType((*out)[0].dtype()));
         if (seen_.insert(ValueKey((*out)[0])).second) return Status();
       }
+    }
+
+    // The seen set as one entry: each value's key, length-prefixed (u64).
+    Status Save(IteratorStateWriter* w) override {
+      std::string seen;
+      for (const std::string& key : seen_) {
+        const uint64_t n = key.size();
+        seen.append(reinterpret_cast<const char*>(&n), sizeof(n));
+        seen += key;
+      }
+      w->WriteInt("seen.size", static_cast<int64_t>(seen_.size()));
+      w->WriteBytes("seen", seen);
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      int64_t count = 0;
+      std::string seen;
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("seen.size", &count));
+      SLUICE_RETURN_IF_ERROR(r->ReadBytes("seen", &seen));
+      seen_.clear();
+      std::string_view in = seen;
+      for (int64_t i = 0; i < count; ++i) {
+        uint64_t n = 0;
+        if (in.size() < sizeof(n)) return InvalidArgument("unique checkpoint: the seen set is truncated");
+        std::memcpy(&n, in.data(), sizeof(n));
+        in.remove_prefix(sizeof(n));
+        if (in.size() < n) return InvalidArgument("unique checkpoint: the seen set is truncated");
+        seen_.emplace(in.substr(0, n));
+        in.remove_prefix(n);
+      }
+      if (!in.empty()) return InvalidArgument("unique checkpoint: the seen set has trailing bytes");
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:

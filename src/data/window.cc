@@ -29,6 +29,17 @@ class ElementsDataset : public DatasetBase {
       if (!*end_of_sequence) *out = elements[next_++];
       return Status();
     }
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("next", static_cast<int64_t>(next_));
+      return Status();
+    }
+    Status Restore(IteratorStateReader* r) override {
+      int64_t next = 0;
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("next", &next));
+      if (next < 0) return InvalidArgument("elements checkpoint: negative position");
+      next_ = static_cast<size_t>(next);
+      return Status();
+    }
 
    private:
     size_t next_ = 0;
@@ -86,6 +97,22 @@ class WindowDataset : public DatasetBase {
       to_skip_ = dataset_->shift_;
       *end_of_sequence = false;
       return Status();
+    }
+
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteElements("buffer", buffer_);
+      w->WriteInt("to_skip", to_skip_);
+      w->WriteBool("input_end", input_end_);
+      IteratorStateWriter input = w->Child("input");  // also after its end: its passes
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      buffer_.clear();
+      SLUICE_RETURN_IF_ERROR(r->ReadElements("buffer", &buffer_));
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("to_skip", &to_skip_));
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("input_end", &input_end_));
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:
