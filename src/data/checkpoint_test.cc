@@ -41,6 +41,12 @@ TEST(CheckpointTest, SeededReshufflingUnderRepeatResumesWithTheSameEpochOrders) 
   ExpectCheckpointsExact([] { return Must(Repeat(Must(Shuffle(RangeOf(10), 4, 42, 7, true)), 3)); });
 }
 
+TEST(CheckpointTest, AShuffleOfAShuffleUnderRepeatResumesAfterItsInputEnded) {
+  // The outer shuffle's input ends before its buffer drains; the inner
+  // shuffle's pass must still reach the checkpoint.
+  ExpectCheckpointsExact([] { return Must(Repeat(Must(Shuffle(Must(Shuffle(RangeOf(6), 2, 3, 4, true)), 3, 1, 2, true)), 4)); });
+}
+
 TEST(CheckpointTest, FixedSeedShuffleResumes) {
   ExpectCheckpointsExact([] { return Must(Shuffle(RangeOf(12), 5, 1, 2, false)); });
 }

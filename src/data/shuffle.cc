@@ -97,8 +97,10 @@ class ShuffleDataset : public DatasetBase {
       for (int64_t i = start_; i < end_; ++i) {
         w->WriteElement("buffer." + std::to_string(i - start_), buffer_[static_cast<size_t>(i % n)]);
       }
+      // The input is saved even once done: its passes (an inner shuffle's
+      // seeds) decide the next epochs' orders.
       IteratorStateWriter input = w->Child("input");
-      return input_done_ ? Status() : input_->Save(&input);
+      return input_->Save(&input);
     }
     Status Restore(IteratorStateReader* r) override {
       int64_t pass = 0, draws = 0, live = 0;
@@ -123,7 +125,6 @@ class ShuffleDataset : public DatasetBase {
       for (int64_t i = 0; i < live; ++i) {
         SLUICE_RETURN_IF_ERROR(r->ReadElement("buffer." + std::to_string(i), &buffer_[static_cast<size_t>(i)]));
       }
-      if (input_done_) return Status();
       IteratorStateReader input = r->Child("input");
       return input_->Restore(&input);
     }
