@@ -655,8 +655,13 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
 
 def gather(params, indices, axis=0, name=None):
     p, i = _in(params), _in(indices)
+    ps, ins = _shape_of(p), _shape_of(i)
+    out = _graph.unknown_shape()
+    if ps.rank is not None and ins.rank is not None:
+        ax = axis % ps.rank
+        out = as_shape(list(ps)[:ax] + list(ins) + list(ps)[ax + 1:])
     return make_op("GatherV2", (p, i), lambda pv, iv: np.take(_arr(pv), np.asarray(iv), axis=axis),
-                   [(_dtype_of(p), _graph.unknown_shape())], name=name)
+                   [(_dtype_of(p), out)], name=name)
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 - TF's name

@@ -225,7 +225,7 @@ def _flatten(tensors):
 def _unflatten(kind, keys, flat):
     if kind == "dict":
         return dict(zip(keys, flat))
-    if kind == "single":
+    if kind == "single" or len(flat) == 1:  # TF's batchers give a list of one as its tensor
         return flat[0]
     return flat
 
