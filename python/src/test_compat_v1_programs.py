@@ -629,3 +629,41 @@ if os.environ.get("SLUICE_COMPAT_STRESS"):
         for _ in range(20):
             env = _run(sltf, PROGRAMS[name][0], data_dir)
             assert env.get("ended") is True
+
+
+def test_reader_parse_decode_batch_runs_as_a_native_chain(data_dir):
+    # A JPEG per record: read -> parse -> decode_jpeg -> set_shape -> batch, with a cast after the batch.
+    path = str(data_dir / "jpegs.tfrecord")
+    rng = np.random.default_rng(1)
+    images = [(rng.random((6, 5, 3)) * 255).astype(np.uint8) for _ in range(5)]
+    with sl.io.TFRecordWriter(path) as w:
+        for i, img in enumerate(images):
+            w.write(sl.train.Example(features=sl.train.Features(feature={
+                "image": sl.train.Feature(bytes_list=sl.train.BytesList(value=[sl.image.encode_jpeg(img)])),
+                "label": sl.train.Feature(int64_list=sl.train.Int64List(value=[i]))})).SerializeToString())
+    tf = sltf
+    with tf.Graph().as_default() as g:
+        fq = tf.train.string_input_producer([path], num_epochs=1, shuffle=False)
+        _, value = tf.TFRecordReader().read(fq)
+        f = tf.parse_single_example(value, {"image": tf.FixedLenFeature([], tf.string),
+                                            "label": tf.FixedLenFeature([], tf.int64)})
+        image = tf.image.decode_jpeg(f["image"], channels=3)
+        image.set_shape([6, 5, 3])
+        label = tf.cast(f["label"], tf.int32)
+        imgs, labels = tf.train.batch([image, label], batch_size=2, allow_smaller_final_batch=True)
+        assert not g.get_collection(tf.GraphKeys.QUEUE_RUNNERS), "the batch fell back to Python queue runners"
+        assert labels.dtype == tf.int32 and imgs.shape.as_list() == [None, 6, 5, 3]
+        got_images, got_labels = [], []
+        with tf.Session() as sess:
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+            with pytest.raises(tf.errors.OutOfRangeError):
+                while True:
+                    i, l = sess.run([imgs, labels])
+                    got_images.extend(i)
+                    got_labels.extend(l.tolist())
+            coord.request_stop()
+            coord.join(threads)
+    assert got_labels == [0, 1, 2, 3, 4]
+    for img, got in zip(images, got_images):
+        np.testing.assert_array_equal(got, sl.image.decode_jpeg(sl.image.encode_jpeg(img), channels=3))

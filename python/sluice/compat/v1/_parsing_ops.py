@@ -54,6 +54,8 @@ def _parse_op(op_type, eager, serialized, features, batch, name, example_names=N
         return eager(x, features, example_names=example_names)
     outputs = make_op(op_type, (x,), fn, flat_specs, name=name)
     outputs = outputs if isinstance(outputs, list) else [outputs]
+    if not batch and example_names is None:  # what sluice.compat.v1._native can run in C++
+        outputs[0].op.attrs["native"] = ("parse", features, [key for key, _, group in specs for _ in group])
     result, i = {}, 0
     for key, kind, group in specs:
         if kind == "sparse":

@@ -242,6 +242,7 @@ class ReaderBase:
     def read(self, queue, name=None):
         op = self._op("ReaderReadV2", queue, lambda r, q, t: tuple(r.read(q, timeout=t)),
                       [(_dtypes.string, []), (_dtypes.string, [])], name=name)
+        op.attrs["native"] = ("read", self, queue)
         return op.outputs[0], op.outputs[1]
 
     def read_up_to(self, queue, num_records, name=None):
