@@ -41,6 +41,9 @@ from sluice._sparse_batch import SparseTensorSpec
 from sluice.train import (Graph, Session, get_default_graph, reset_default_graph, get_default_session,
                           set_random_seed)
 
+# TF 1 graph-mode programs with only the import changed (import sluice.compat.v1 as tf).
+from sluice import compat  # noqa: E402
+
 __version__ = "0.1.0"
 
 # `from sluice import *` gives the modules, not the dtype names (`bool` would
