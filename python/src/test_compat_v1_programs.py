@@ -385,6 +385,26 @@ with tf.Session() as sess:
             ended = True
 """)
 
+program("initializable_iterator_fed_placeholders")("""
+# "Importing Data": placeholders fed at the initializer, the dataset re-initialised with other data.
+features_placeholder = tf.placeholder(tf.float32, [None, 2])
+labels_placeholder = tf.placeholder(tf.int64, [None])
+dataset = tf.data.Dataset.from_tensor_slices((features_placeholder, labels_placeholder))
+dataset = dataset.map(lambda x, y: (x * 2.0, y + 1)).batch(3)
+iterator = dataset.make_initializable_iterator()
+next_features, next_labels = iterator.get_next()
+result = [next_features.shape.as_list(), next_labels.dtype.name]
+with tf.Session() as sess:
+    for n in (5, 2):
+        sess.run(iterator.initializer, feed_dict={features_placeholder: np.ones((n, 2), np.float32) * n,
+                                                  labels_placeholder: np.arange(n)})
+        try:
+            while True:
+                result.append(sess.run([next_features, next_labels]))
+        except tf.errors.OutOfRangeError:
+            ended = True
+""")
+
 program("train_then_eval_sessions")("""
 # Two Sessions on one graph: each starts from fresh queues at epoch 0 (train, then eval).
 filename_queue = tf.train.string_input_producer([DATA + "/data-0.tfrecord"], num_epochs=1, shuffle=False)

@@ -59,13 +59,12 @@ queue = type("queue", (), {"FIFOQueue": FIFOQueue, "PaddingFIFOQueue": PaddingFI
 sparse = type("sparse", (), {"SparseTensor": SparseTensor, "to_dense": staticmethod(sparse_tensor_to_dense)})
 strings = type("strings", (), {"to_number": staticmethod(string_to_number)})  # noqa: F405
 random = type("random", (), {"uniform": staticmethod(random_uniform), "normal": staticmethod(random_normal),  # noqa: F405
-                             "shuffle": staticmethod(random_shuffle), "set_random_seed": None})  # noqa: F405
+                             "shuffle": staticmethod(random_shuffle)})  # noqa: F405
 math = type("math", (), {n: staticmethod(globals()[n]) for n in (
     "add", "subtract", "multiply", "divide", "truediv", "floordiv", "maximum", "minimum", "equal", "not_equal",
     "less", "greater", "less_equal", "greater_equal", "logical_and", "logical_or", "logical_not", "abs", "square",
     "sqrt", "exp", "log", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "argmax", "argmin")})
 newaxis = None
-get_seed = None
 
 
 def disable_eager_execution():

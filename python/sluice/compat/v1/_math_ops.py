@@ -426,11 +426,13 @@ def _static_ints(x):
 
 def reshape(tensor, shape, name=None):
     x = _in(tensor)
-    shape_in = shape if isinstance(shape, Tensor) else (
-        stack(shape) if isinstance(shape, (list, tuple)) and any(isinstance(d, Tensor) for d in shape)
-        else _in(np.asarray(list(shape) if isinstance(shape, _graph.TensorShape) else shape, dtype=np.int64)))
-    static = _static_ints(shape) if not isinstance(shape_in, Tensor) or not isinstance(shape, (list, tuple)) \
-        or not any(isinstance(d, Tensor) for d in shape) else None
+    if isinstance(shape, Tensor):
+        shape_in, static = shape, None
+    elif isinstance(shape, (list, tuple)) and any(isinstance(d, (Tensor, _graph.Variable)) for d in shape):
+        shape_in, static = stack([_in(d, _dtypes.int32) for d in shape]), None
+    else:
+        static = _static_ints(shape)
+        shape_in = _in(np.asarray(static, dtype=np.int64))
     out_shape = _graph.unknown_shape()
     if static is not None:
         dims = [None if d < 0 else d for d in static]

@@ -100,8 +100,6 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
     dtypes = [_dtypes.as_dtype(_parsing._csv_default(i, d)[0]) if not isinstance(d, _graph.Tensor) else d.dtype
               for i, d in enumerate(static_defaults)]
     shape = _math_ops._shape_of(x)
-    if select_cols is not None:
-        pass  # record_defaults already lists only the selected columns
 
     def fn(v, defaults):
         cols = _parsing.decode_csv(v, defaults, field_delim, use_quote_delim, na_value=na_value,

@@ -11,8 +11,9 @@ end is OutOfRangeError, as in TF 1.
 
 import functools
 
+import numpy as np
+
 from sluice import data as _sl_data
-from sluice import dtypes as _dtypes
 from sluice import errors
 from sluice.compat.v1 import _graph
 from sluice.compat.v1 import _sparse
@@ -23,12 +24,10 @@ AUTOTUNE = _sl_data.AUTOTUNE
 
 
 def _concrete(x):
-    """Constants of the graph (tf.constant, lists of them) as values; other tensors are not allowed."""
+    """Constants of the graph (tf.constant, lists of them) as values."""
     if isinstance(x, _graph.Tensor):
         if x.op.type != "Const":
-            raise TypeError("sluice.compat.v1.data: a Dataset built from the tensor %s (%s): only constants and "
-                            "Python/numpy values can make a Dataset here; feed values with "
-                            "make_initializable_iterator on a Dataset of the values instead" % (x.name, x.op.type))
+            raise TypeError("sluice.compat.v1.data: %s (%s) is not a constant" % (x.name, x.op.type))
         return x.op._compute(None)[0]
     if isinstance(x, dict):
         return {k: _concrete(v) for k, v in x.items()}
@@ -48,78 +47,158 @@ def _eager_fn(fn):
     def call(*args, **kwargs):
         with _graph.eager_scope():
             out = fn(*args, **kwargs)
-        return _unwrap(out)
+        return _unwrap(out, ())
     return call
 
 
-def _unwrap(x):
+def _unwrap(x, values):
+    """An argument with compat Datasets built (from `values`, the graph tensors' values) and constants as values."""
     if isinstance(x, Dataset):
-        return x._ds
+        return x._build(values)
     if isinstance(x, _graph.Tensor):
         return _concrete(x)
     if isinstance(x, tuple) and not _graph._is_namedtuple(x):
-        return tuple(_unwrap(v) for v in x)
+        return tuple(_unwrap(v, values) for v in x)
+    if isinstance(x, list):
+        return [_unwrap(v, values) for v in x]
     if isinstance(x, dict):
-        return {k: _unwrap(v) for k, v in x.items()}
+        return {k: _unwrap(v, values) for k, v in x.items()}
     return x
 
 
-def _wrap(x):
-    return Dataset(x) if isinstance(x, _sl_data.DatasetV2) else x
+def _inputs_of(args):
+    """The graph tensors the Datasets inside `args` need (deduplicated, in order)."""
+    seen, out = set(), []
+
+    def walk(x):
+        if isinstance(x, Dataset):
+            for t in x._tensors:
+                if id(t) not in seen:
+                    seen.add(id(t))
+                    out.append(t)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v)
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+    walk(args)
+    return out
 
 
 class Dataset:
-    """``tf.compat.v1.data.Dataset``: a sluice.data Dataset with TF 1's iterator methods."""
+    """``tf.compat.v1.data.Dataset``: a sluice.data Dataset with TF 1's iterator methods.
 
-    def __init__(self, ds):
-        self._ds = ds
+    A Dataset made from graph tensors that are not constants (placeholders,
+    fed at the initializable iterator's ``initializer``) is built when its
+    iterator is initialised, from the values of those tensors in that run.
+    """
+
+    def __init__(self, build, tensors=()):
+        self._tensors = list(tensors)
+        self._build_from = build  # function of {id(tensor): value} -> sluice.data Dataset
+        self._spec_ds = None
+
+    @classmethod
+    def _of(cls, ds):
+        return cls(lambda values: ds)
+
+    def _build(self, values):
+        return self._build_from(values)
+
+    @property
+    def _ds(self):
+        """This dataset as sluice builds it (from placeholder-shaped stand-ins if it needs fed tensors)."""
+        if self._spec_ds is None:
+            self._spec_ds = self._build({id(t): _stand_in(t) for t in self._tensors})
+        return self._spec_ds
 
     def __getattr__(self, attr):
+        if attr.startswith("_"):
+            raise AttributeError(attr)
         target = getattr(self._ds, attr)
         if not callable(target):
             return target
 
         @functools.wraps(target)
         def method(*args, **kwargs):
-            args = [_eager_fn(a) if callable(a) and not isinstance(a, Dataset) else _unwrap(a) for a in args]
-            kwargs = {k: _eager_fn(v) if callable(v) and not isinstance(v, Dataset) else _unwrap(v)
-                      for k, v in kwargs.items()}
-            return _wrap(target(*args, **kwargs))
+            args = [_eager_fn(a) if callable(a) and not isinstance(a, Dataset) else a for a in args]
+            kwargs = {k: _eager_fn(v) if callable(v) and not isinstance(v, Dataset) else v for k, v in kwargs.items()}
+            tensors = _inputs_of((self, args, kwargs))
+            stand = {id(t): _stand_in(t) for t in tensors}
+            base = self._build(stand) if tensors else self._ds
+            result = getattr(base, attr)(*_unwrap(args, stand), **_unwrap(kwargs, stand))
+            if not isinstance(result, _sl_data.DatasetV2):
+                return result
+            if not tensors:
+                return Dataset._of(result)
+
+            def build(values):
+                return getattr(self._build(values), attr)(*_unwrap(args, values), **_unwrap(kwargs, values))
+            out = Dataset(build, tensors)
+            out._spec_ds = result
+            return out
         return method
 
     def __iter__(self):
+        if self._tensors:
+            raise TypeError("this Dataset needs fed tensors: iterate it with make_initializable_iterator")
         return iter(self._ds)
 
     @staticmethod
+    def _from_structure(make, tensors):
+        graph_tensors, rebuild = _graph.flatten_args(tensors)
+        fed = [t for t in graph_tensors if t.op.type != "Const"]
+        if not fed:
+            return Dataset._of(make(_concrete(tensors)))
+
+        def build(values):
+            return make(rebuild([values[id(t)] if id(t) in values else _concrete(t) for t in graph_tensors]))
+        return Dataset(build, fed)
+
+    @staticmethod
     def from_tensor_slices(tensors):
-        return Dataset(_sl_data.Dataset.from_tensor_slices(_concrete(tensors)))
+        return Dataset._from_structure(_sl_data.Dataset.from_tensor_slices, tensors)
 
     @staticmethod
     def from_tensors(tensors):
-        return Dataset(_sl_data.Dataset.from_tensors(_concrete(tensors)))
+        return Dataset._from_structure(_sl_data.Dataset.from_tensors, tensors)
 
     @staticmethod
     def range(*args, **kwargs):
-        return Dataset(_sl_data.Dataset.range(*args, **kwargs))
+        return Dataset._of(_sl_data.Dataset.range(*args, **kwargs))
 
     @staticmethod
     def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None):
-        return Dataset(_sl_data.Dataset.from_generator(generator, output_types, output_shapes, args,
-                                                       output_signature))
+        return Dataset._of(_sl_data.Dataset.from_generator(generator, output_types, output_shapes, args,
+                                                           output_signature))
 
     @staticmethod
     def zip(datasets):
-        return Dataset(_sl_data.Dataset.zip(_unwrap(datasets)))
+        tensors = _inputs_of(datasets)
+        return Dataset(lambda values: _sl_data.Dataset.zip(_unwrap(datasets, values)), tensors)
 
     @staticmethod
     def list_files(file_pattern, shuffle=None, seed=None):
-        return Dataset(_sl_data.Dataset.list_files(_concrete(file_pattern), shuffle, seed))
+        return Dataset._of(_sl_data.Dataset.list_files(_concrete(file_pattern), shuffle, seed))
 
     def make_one_shot_iterator(self):
-        return Iterator(self._ds, initializable=False)
+        return Iterator(self, initializable=False)
 
     def make_initializable_iterator(self, shared_name=None):
-        return Iterator(self._ds, initializable=True)
+        return Iterator(self, initializable=True)
+
+    def _static_shapes(self):
+        """The element's static shapes; for a fed dataset, the dimensions that follow the fed sizes are None."""
+        shapes = []
+        _map_spec(lambda s: shapes.append(as_shape(s.shape)), self._ds.element_spec)
+        if not self._tensors:
+            return shapes
+        other = []
+        _map_spec(lambda s: other.append(as_shape(s.shape)),
+                  self._build({id(t): _stand_in(t, 2) for t in self._tensors}).element_spec)
+        return [a if a.rank is None or a.rank != b.rank else as_shape([x if x == y else None for x, y in zip(a, b)])
+                for a, b in zip(shapes, other)]
 
     @property
     def output_types(self):
@@ -127,7 +206,15 @@ class Dataset:
 
     @property
     def output_shapes(self):
-        return _map_spec(lambda s: as_shape(s.shape), self._ds.element_spec)
+        shapes = iter(self._static_shapes())
+        return _map_spec(lambda s: next(shapes), self._ds.element_spec)
+
+
+def _stand_in(t, unknown=1):
+    """A value shaped as tensor `t` (unknown dimensions `unknown`) to build a fed Dataset's structure."""
+    dims = t.shape.dims
+    shape = [] if dims is None else [unknown if d is None else d for d in dims]
+    return np.zeros(shape, dtype=t.dtype.as_numpy_dtype)
 
 
 def _map_spec(fn, spec):
@@ -141,33 +228,40 @@ def _map_spec(fn, spec):
 
 
 def TFRecordDataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None):  # noqa: N802
-    return Dataset(_sl_data.TFRecordDataset(_concrete(filenames), compression_type, buffer_size, num_parallel_reads))
+    return Dataset._of(_sl_data.TFRecordDataset(_concrete(filenames), compression_type, buffer_size, num_parallel_reads))
 
 
 def TextLineDataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None):  # noqa: N802
-    return Dataset(_sl_data.TextLineDataset(_concrete(filenames), compression_type, buffer_size, num_parallel_reads))
+    return Dataset._of(_sl_data.TextLineDataset(_concrete(filenames), compression_type, buffer_size, num_parallel_reads))
 
 
 def FixedLengthRecordDataset(filenames, record_bytes, header_bytes=None, footer_bytes=None,  # noqa: N802
                              buffer_size=None, compression_type=None, num_parallel_reads=None):
-    return Dataset(_sl_data.FixedLengthRecordDataset(_concrete(filenames), record_bytes, header_bytes, footer_bytes,
+    return Dataset._of(_sl_data.FixedLengthRecordDataset(_concrete(filenames), record_bytes, header_bytes, footer_bytes,
                                                      buffer_size, compression_type, num_parallel_reads))
 
 
 class Iterator:
     """TF 1's iterator: ``get_next()`` tensors take the next element at each run (per Session)."""
 
-    def __init__(self, ds, initializable):
-        self._ds = ds
+    def __init__(self, dataset, initializable):
+        self._dataset = dataset
+        self._ds = dataset._ds  # its structure
         self._graph = _graph.get_default_graph()
-        self._initializable = initializable
-        self._res = Resource(self._graph, lambda sess: _IteratorState(ds, started=not initializable), "Iterator")
-        res = self._res
+        tensors = dataset._tensors
+        if tensors and not initializable:
+            raise ValueError("Cannot capture a placeholder (%s) by value: use make_initializable_iterator and feed "
+                             "it when running the initializer" % tensors[0].name)
 
-        def initialize(ctx):
-            ctx.session.resource(res).restart()
+        def create(sess):
+            return _IteratorState(None if initializable else dataset._build({}))
+        self._res = res = Resource(self._graph, create, "Iterator")
+
+        def initialize(ctx, *values):
+            ctx.session.resource(res).restart(dataset._build({id(t): v for t, v in zip(tensors, values)}))
             return ()
-        self.initializer = make_ctx_op("MakeIterator", [], initialize, [], name="MakeIterator", graph=self._graph)
+        self.initializer = make_ctx_op("MakeIterator", tensors, initialize, [], name="MakeIterator",
+                                       graph=self._graph)
 
     @property
     def output_types(self):
@@ -186,12 +280,14 @@ class Iterator:
         leaves = []
         _map_spec(leaves.append, spec)
         out_specs = []
+        shapes = iter(self._dataset._static_shapes())
         for s in leaves:
+            shape = next(shapes)
             if hasattr(s, "indices") or type(s).__name__ == "SparseTensorSpec":
                 rank = as_shape(s.shape).rank
                 out_specs.extend(_sparse.sparse_specs(s.dtype, rank))
             else:
-                out_specs.append((s.dtype, as_shape(s.shape)))
+                out_specs.append((s.dtype, shape))
         res = self._res
 
         def compute(ctx):
@@ -224,16 +320,15 @@ def _flatten_value(value, spec, out):
 
 
 class _IteratorState:
-    """A Session's pass over a dataset."""
+    """A Session's pass over a dataset (None: not initialised)."""
 
-    def __init__(self, ds, started):
-        self._ds = ds
-        self._it = iter(ds) if started else None
+    def __init__(self, ds):
+        self._it = iter(ds) if ds is not None else None
 
-    def restart(self):
+    def restart(self, ds):
         if self._it is not None:
             self._it.close()
-        self._it = iter(self._ds)
+        self._it = iter(ds)
 
     def next(self):
         if self._it is None:
@@ -268,4 +363,3 @@ def get_output_shapes(dataset_or_iterator):
 
 experimental = _sl_data.experimental
 Options = getattr(_sl_data, "Options", None)
-_ = _dtypes
