@@ -679,6 +679,17 @@ def slice(input_, begin, size, name=None):  # noqa: A001 - TF's name
                    [(_dtype_of(x), out)], name=name)
 
 
+def strided_slice(input_, begin, end, strides=None, name=None, **masks):
+    """``tf.strided_slice`` with constant begin, end and strides (no masks)."""
+    if masks and any(masks.values()):
+        _graph.not_provided("strided_slice with masks", "index the tensor with Python slices: t[a:b, ..., None]")
+    b, e = _static_ints(begin), _static_ints(end)
+    st = _static_ints(strides) if strides is not None else [1] * len(b)
+    if b is None or e is None or st is None:
+        _graph.not_provided("strided_slice of run-time bounds", "index the tensor with Python slices")
+    return getitem(input_, tuple(builtins.slice(x, y, z) for x, y, z in zip(b, e, st)))
+
+
 def where(condition, x=None, y=None, name=None):
     c = _in(condition)
     if x is None and y is None:

@@ -41,6 +41,7 @@ class QueueBase:
         self._names = list(names) if names is not None else None
         self._graph = _graph.get_default_graph()
         self._name = self._graph.unique_name(name)
+        self._op_prefix = self._name.rsplit("/", 1)[-1]  # op names get the scope again from the graph
         eager_shapes = None if shapes is None else [None if s.rank is None else list(s) for s in shapes]
         self._res = Resource(self._graph, lambda sess: make(eager_shapes), self._name)
 
@@ -99,8 +100,9 @@ class QueueBase:
     def _op(self, op_type, inputs, call, out_specs, name):
         def compute(ctx, *values):
             return call(self._eager(ctx), ctx.timeout, values)
-        op = Operation(self._graph if not inputs else inputs[0].graph, op_type, name or "%s_%s" % (self._name, op_type),
-                       inputs, compute, out_specs, stateful=True)
+        graph = inputs[0].graph if inputs else self._graph
+        op = Operation(graph, op_type, name or "%s_%s" % (self._op_prefix, op_type), inputs, compute, out_specs,
+                       stateful=True)
         return op
 
     def enqueue(self, vals, name=None):
@@ -198,6 +200,7 @@ class _BuiltQueue(QueueBase):
         self._names = None
         self._graph = _graph.get_default_graph()
         self._name = self._graph.unique_name(name)
+        self._op_prefix = self._name.rsplit("/", 1)[-1]
         inputs = list(inputs)
 
         def create(sess):
@@ -214,6 +217,7 @@ class ReaderBase:
     def __init__(self, make, name):
         self._graph = _graph.get_default_graph()
         self._name = self._graph.unique_name(name)
+        self._op_prefix = self._name.rsplit("/", 1)[-1]
         self._make = make
         self._res = Resource(self._graph, lambda sess: make(), self._name)
 
@@ -236,7 +240,7 @@ class ReaderBase:
             reader = ctx.session.resource(res)
             q = ctx.session.resource(queue._res) if queue is not None else None
             return call(reader, q, ctx.timeout, *values)
-        return Operation(self._graph, op_type, name or "%s_%s" % (self._name, op_type), list(inputs), compute,
+        return Operation(self._graph, op_type, name or "%s_%s" % (self._op_prefix, op_type), list(inputs), compute,
                          out_specs, stateful=True)
 
     def read(self, queue, name=None):
