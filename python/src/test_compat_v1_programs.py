@@ -765,3 +765,27 @@ def test_reader_parse_decode_batch_runs_as_a_native_chain(data_dir):
     assert got_labels == [0, 1, 2, 3, 4]
     for img, got in zip(images, got_images):
         np.testing.assert_array_equal(got, sl.image.decode_jpeg(sl.image.encode_jpeg(img), channels=3))
+
+
+def _python_runners(g):
+    return g.get_collection(sltf.GraphKeys.QUEUE_RUNNERS)
+
+
+@pytest.mark.parametrize("name", ["batch_join_multiple_readers", "preloaded_constant", "shuffle_batch",
+                                  "train_then_eval_sessions"])
+def test_programs_whose_batch_is_all_native_use_no_python_runner(name, data_dir):
+    env = {"tf": sltf, "np": np, "DATA": str(data_dir)}
+    with sltf.Graph().as_default() as g:
+        exec(compile(PROGRAMS[name][0], "<tf program>", "exec"), env)  # noqa: S102 - the test's own program text
+        assert [qr for qr in _python_runners(g)] == []
+    assert env["ended"] is True
+
+
+@pytest.mark.parametrize("name", ["reading_tfrecords", "sparse_batching", "dynamic_pad", "cifar10_distorted_inputs",
+                                  "mnist_fully_connected_reader"])
+def test_programs_with_python_ops_fall_back_to_python_runners(name, data_dir):
+    env = {"tf": sltf, "np": np, "DATA": str(data_dir)}
+    with sltf.Graph().as_default() as g:
+        exec(compile(PROGRAMS[name][0], "<tf program>", "exec"), env)  # noqa: S102 - the test's own program text
+        assert _python_runners(g)
+    assert env["ended"] is True
