@@ -475,6 +475,29 @@ with tf.Session() as sess:
     coord.join(threads)
 """)
 
+program("reinitializable_iterator")("""
+# "Importing Data": one iterator from_structure, switched between a training and a validation dataset.
+training_dataset = tf.data.Dataset.range(6).map(lambda x: x * 2)
+validation_dataset = tf.data.Dataset.range(3)
+iterator = tf.data.Iterator.from_structure(training_dataset.output_types, training_dataset.output_shapes)
+next_element = iterator.get_next()
+training_init_op = iterator.make_initializer(training_dataset)
+validation_init_op = iterator.make_initializer(validation_dataset)
+result = [next_element.dtype.name]
+with tf.Session() as sess:
+    for _ in range(2):
+        sess.run(training_init_op)
+        for _ in range(6):
+            result.append(sess.run(next_element))
+        sess.run(validation_init_op)
+        for _ in range(3):
+            result.append(sess.run(next_element))
+    try:
+        sess.run(next_element)
+    except tf.errors.OutOfRangeError:
+        ended = True
+""")
+
 program("train_then_eval_sessions")("""
 # Two Sessions on one graph: each starts from fresh queues at epoch 0 (train, then eval).
 filename_queue = tf.train.string_input_producer([DATA + "/data-0.tfrecord"], num_epochs=1, shuffle=False)

@@ -26,7 +26,7 @@ from sluice.compat.v1._session import (ConfigProto, GPUOptions, InteractiveSessi
                                        RunOptions, Session, SparseTensorValue, get_default_session)
 from sluice.compat.v1._math_ops import *  # noqa: F401,F403
 from sluice.compat.v1._math_ops import (abs, pow, range, round, slice)  # noqa: F401,A004
-from sluice.compat.v1._variables import (Variable, global_variables, global_variables_initializer, group,  # noqa: F401
+from sluice.compat.v1._variables import (Variable, assign, assign_add, assign_sub, global_variables, global_variables_initializer, group,  # noqa: F401
                                          initialize_all_variables, initialize_local_variables, local_variables,
                                          local_variables_initializer, no_op, tables_initializer,
                                          trainable_variables, variables_initializer)

@@ -227,3 +227,16 @@ initialize_local_variables = local_variables_initializer
 
 def tables_initializer(name="init_all_tables"):
     return group([], name=name)
+
+
+def assign(ref, value, validate_shape=None, use_locking=None, name=None):
+    """``tf.assign``: `ref` (a Variable) takes `value`; the new value."""
+    return ref.assign(value, name=name)
+
+
+def assign_add(ref, value, use_locking=None, name=None):
+    return ref.assign_add(value, name=name)
+
+
+def assign_sub(ref, value, use_locking=None, name=None):
+    return ref.assign_sub(value, name=name)

@@ -183,10 +183,10 @@ class Dataset:
         return Dataset._of(_sl_data.Dataset.list_files(_concrete(file_pattern), shuffle, seed))
 
     def make_one_shot_iterator(self):
-        return Iterator(self, initializable=False)
+        return Iterator._of(self, initializable=False)
 
     def make_initializable_iterator(self, shared_name=None):
-        return Iterator(self, initializable=True)
+        return Iterator._of(self, initializable=True)
 
     def _static_shapes(self):
         """The element's static shapes; for a fed dataset, the dimensions that follow the fed sizes are None."""
@@ -242,50 +242,72 @@ def FixedLengthRecordDataset(filenames, record_bytes, header_bytes=None, footer_
 
 
 class Iterator:
-    """TF 1's iterator: ``get_next()`` tensors take the next element at each run (per Session)."""
+    """TF 1's iterator: ``get_next()`` tensors take the next element at each run (per Session).
 
-    def __init__(self, dataset, initializable):
-        self._dataset = dataset
-        self._ds = dataset._ds  # its structure
+    Made by ``make_one_shot_iterator`` (started in each Session),
+    ``make_initializable_iterator`` (``initializer`` starts it, with the fed
+    values of the placeholders the Dataset was built from) or
+    ``Iterator.from_structure`` (``make_initializer(dataset)`` starts it on
+    any dataset of that structure).
+    """
+
+    def __init__(self, spec, static_shapes, dataset=None, one_shot=False):
+        self._spec = spec
+        self._shapes = list(static_shapes)
         self._graph = _graph.get_default_graph()
+        self._res = Resource(self._graph, lambda sess: _IteratorState(dataset._build({}) if one_shot else None),
+                             "Iterator")
+        if dataset is not None:
+            self.initializer = self.make_initializer(dataset)
+
+    @classmethod
+    def _of(cls, dataset, initializable):
         tensors = dataset._tensors
         if tensors and not initializable:
             raise ValueError("Cannot capture a placeholder (%s) by value: use make_initializable_iterator and feed "
                              "it when running the initializer" % tensors[0].name)
+        return cls(dataset._ds.element_spec, dataset._static_shapes(), dataset, one_shot=not initializable)
 
-        def create(sess):
-            return _IteratorState(None if initializable else dataset._build({}))
-        self._res = res = Resource(self._graph, create, "Iterator")
+    @staticmethod
+    def from_structure(output_types, output_shapes=None, shared_name=None, output_classes=None):
+        """An iterator of elements of `output_types` (and `output_shapes`), started by ``make_initializer``."""
+        if output_shapes is None:
+            output_shapes = _map_spec(lambda t: None, output_types)
+        specs = _zip_structures(output_types, output_shapes)
+        shapes = []
+        _map_spec(lambda s: shapes.append(as_shape(s.shape)), specs)
+        return Iterator(specs, shapes)
+
+    def make_initializer(self, dataset, name=None):
+        """An op that starts this iterator (in the running Session) on `dataset`."""
+        res, tensors = self._res, dataset._tensors
 
         def initialize(ctx, *values):
             ctx.session.resource(res).restart(dataset._build({id(t): v for t, v in zip(tensors, values)}))
             return ()
-        self.initializer = make_ctx_op("MakeIterator", tensors, initialize, [], name="MakeIterator",
-                                       graph=self._graph)
+        return make_ctx_op("MakeIterator", tensors, initialize, [], name=name or "MakeIterator", graph=self._graph)
 
     @property
     def output_types(self):
-        return _map_spec(lambda s: s.dtype, self._ds.element_spec)
+        return _map_spec(lambda s: s.dtype, self._spec)
 
     @property
     def output_shapes(self):
-        return _map_spec(lambda s: as_shape(s.shape), self._ds.element_spec)
+        shapes = iter(self._shapes)
+        return _map_spec(lambda s: next(shapes), self._spec)
 
     @property
     def element_spec(self):
-        return self._ds.element_spec
+        return self._spec
 
     def get_next(self, name=None):
-        spec = self._ds.element_spec
+        spec = self._spec
         leaves = []
         _map_spec(leaves.append, spec)
         out_specs = []
-        shapes = iter(self._dataset._static_shapes())
-        for s in leaves:
-            shape = next(shapes)
-            if hasattr(s, "indices") or type(s).__name__ == "SparseTensorSpec":
-                rank = as_shape(s.shape).rank
-                out_specs.extend(_sparse.sparse_specs(s.dtype, rank))
+        for s, shape in zip(leaves, self._shapes):
+            if type(s).__name__ == "SparseTensorSpec":
+                out_specs.extend(_sparse.sparse_specs(s.dtype, as_shape(s.shape).rank))
             else:
                 out_specs.append((s.dtype, shape))
         res = self._res
@@ -304,6 +326,14 @@ class Iterator:
                 return _sparse.from_eager_outputs([next(outputs), next(outputs), next(outputs)])
             return next(outputs)
         return _map_spec(build, spec)
+
+
+def _zip_structures(types, shapes):
+    if isinstance(types, dict):
+        return {k: _zip_structures(types[k], shapes[k]) for k in types}
+    if isinstance(types, (tuple, list)):
+        return tuple(_zip_structures(t, s) for t, s in zip(types, shapes))
+    return _sl_data.TensorSpec(None if shapes is None else as_shape(shapes).dims, types)
 
 
 def _flatten_value(value, spec, out):
