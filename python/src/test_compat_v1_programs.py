@@ -498,6 +498,32 @@ with tf.Session() as sess:
         ended = True
 """)
 
+program("maybe_batch_keep_input")("""
+# maybe_batch: only the examples whose keep_input is true (even labels), and a vector keep_input with
+# enqueue_many.
+data = tf.constant(np.arange(10, dtype=np.int64))
+i = tf.train.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
+label = tf.gather(data, i)
+kept = tf.train.maybe_batch([label], tf.equal(label % 2, 0), batch_size=2, allow_smaller_final_batch=True)
+rows = tf.constant(np.arange(6, dtype=np.int32).reshape(3, 2))
+many = tf.train.maybe_batch([tf.train.limit_epochs(rows, 1)], tf.constant([True, False, True]), batch_size=1,
+                            enqueue_many=True)
+result = []
+with tf.Session() as sess:
+    sess.run(tf.local_variables_initializer())
+    coord = tf.train.Coordinator()
+    threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+    try:
+        while True:
+            result.append(sess.run(kept))
+    except tf.errors.OutOfRangeError:
+        ended = True
+    result.append(sess.run(many))
+    result.append(sess.run(many))
+    coord.request_stop()
+    coord.join(threads)
+""")
+
 program("train_then_eval_sessions")("""
 # Two Sessions on one graph: each starts from fresh queues at epoch 0 (train, then eval).
 filename_queue = tf.train.string_input_producer([DATA + "/data-0.tfrecord"], num_epochs=1, shuffle=False)
