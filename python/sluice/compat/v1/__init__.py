@@ -91,15 +91,4 @@ def get_variable(*args, **kwargs):
     _graph.not_provided("get_variable", "use tf.Variable (sluice.compat.v1 keeps variables for input code only)")
 
 
-class _NotProvided(NotImplementedError, AttributeError):
-    """An op sluice.compat.v1 does not provide (also an AttributeError, so ``hasattr`` is False)."""
-
-
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise _NotProvided(
-        "sluice.compat.v1 does not provide tf.%s. It is a layer for TF 1 input pipelines (queues, readers, "
-        "producers, batchers, parsing, image ops, tf.data); write this step with sluice's eager API (import "
-        "sluice as sl: sl.%s if it exists, or numpy) in a tf.data map function or on the fetched values. See "
-        "docs/porting-tf1.md." % (name, name))
+__getattr__ = _graph.module_getattr("", "sl")

@@ -505,6 +505,24 @@ def not_provided(op_name, eager):
         "sluice.compat.v1 does not provide tf.%s; %s" % (op_name, eager))
 
 
+class NotProvidedError(NotImplementedError, AttributeError):
+    """An op sluice.compat.v1 does not provide (also an AttributeError, so ``hasattr`` is False)."""
+
+
+def module_getattr(module, eager_module):
+    """A module ``__getattr__`` raising NotProvidedError for a TF name the module lacks, with the eager spelling."""
+    def getattr_(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        prefix = module + "." if module else ""
+        raise NotProvidedError(
+            "sluice.compat.v1 does not provide tf.%s%s. It is a layer for TF 1 input pipelines (queues, readers, "
+            "producers, batchers, parsing, image ops, tf.data); write this step with sluice's eager API (import "
+            "sluice as sl: %s.%s if it exists, or numpy) in a tf.data map function or on the fetched values. See "
+            "docs/porting-tf1.md." % (prefix, name, eager_module, name))
+    return getattr_
+
+
 def op_error(op, error, input_values):
     """`error` (raised computing `op`) as an OpError naming the op and its inputs, as TF's do."""
     if isinstance(error, (errors.OutOfRangeError, errors.CancelledError, errors.DeadlineExceededError)):

@@ -393,3 +393,6 @@ def get_output_shapes(dataset_or_iterator):
 
 experimental = _sl_data.experimental
 Options = getattr(_sl_data, "Options", None)
+
+
+__getattr__ = _graph.module_getattr("data", "sl.data")

@@ -230,3 +230,6 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=N
     _graph.not_provided("image.sample_distorted_bounding_box",
                         "sluice.image.sample_distorted_bounding_box eagerly, or the fused "
                         "NativeProducer.map_random_resized_crop(sampler='tensorflow')")
+
+
+__getattr__ = _graph.module_getattr("image", "sl.image")

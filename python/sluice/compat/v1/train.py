@@ -401,3 +401,6 @@ MonitoredTrainingSession = _not_provided("MonitoredTrainingSession", "use tf.Ses
 GradientDescentOptimizer = _not_provided("GradientDescentOptimizer", "sluice is an input pipeline: train the "
                                          "model with your framework, fed from sess.run(batch)")
 AdamOptimizer = _not_provided("AdamOptimizer", "sluice is an input pipeline: train the model with your framework")
+
+
+__getattr__ = _graph.module_getattr("train", "sl.train")
