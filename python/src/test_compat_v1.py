@@ -16,10 +16,8 @@ def fresh_graph():
 
 
 def test_nothing_runs_until_session_run():
-    calls = []
     q = tf.FIFOQueue(2, tf.int32, shapes=[[]])
     enqueue = q.enqueue([5])
-    calls.append("built")
     with tf.Session() as sess:
         assert sess.run(q.size()) == 0
         sess.run(enqueue)
@@ -182,3 +180,18 @@ def test_unprovided_names_point_to_the_eager_api():
 
 def test_sluice_compat_v1_is_reachable_from_sluice():
     assert sl.compat.v1 is tf
+
+
+def test_runner_error_stops_the_coordinator_and_names_the_op(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("1,2\n3,x\n")
+    fq = tf.train.string_input_producer([str(path)], num_epochs=1, shuffle=False)
+    _, line = tf.TextLineReader().read(fq)
+    a, b = tf.decode_csv(line, [[0], [0]], name="parse_csv")
+    batch = tf.train.batch([a, b], batch_size=1)
+    with tf.Session() as sess:
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord)
+        assert sess.run(batch)[0].tolist() == [1]
+        with pytest.raises(sl.errors.InvalidArgumentError, match="parse_csv.*DecodeCSV"):
+            coord.join(threads, stop_grace_period_secs=10)
