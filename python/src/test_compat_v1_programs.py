@@ -821,7 +821,7 @@ def _python_runners(g):
 
 
 @pytest.mark.parametrize("name", ["batch_join_multiple_readers", "preloaded_constant", "shuffle_batch",
-                                  "train_then_eval_sessions"])
+                                  "train_then_eval_sessions", "parse_after_batch"])
 def test_programs_whose_batch_is_all_native_use_no_python_runner(name, data_dir):
     env = {"tf": sltf, "np": np, "DATA": str(data_dir)}
     with sltf.Graph().as_default() as g:

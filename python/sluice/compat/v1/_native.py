@@ -8,6 +8,7 @@ without the GIL. The sources and ops it compiles:
 * ``reader.read(queue)`` -> ``parse_single_example`` (FixedLenFeatures) ->
   optionally ``image.decode_jpeg`` of a feature:
   ``read_producer(reader, queue).map_parse_example(...).map_decode_jpeg(...)``;
+* ``reader.read(queue)``'s key and value themselves (parsed after batching);
 * the tensors of one ``slice_input_producer``;
 * a ``cast`` of any of these, applied after the dequeue (it commutes with
   batching).
@@ -86,6 +87,19 @@ def _reader_chain(inner):
     return _Chain(build, [("parsed", leaf[1], leaf[2] is not None) for leaf in leaves])
 
 
+def _read_chain(inner):
+    """The records of one ``reader.read(queue)`` themselves (key and/or value), e.g. to parse after batching."""
+    nats = [_native_attr(t, "read") for t in inner]
+    if any(n is None for n in nats) or len({t.op for t in inner}) != 1:
+        return None
+    reader, queue = nats[0][1], nats[0][2]
+    indices = [t.value_index for t in inner]
+
+    def build(sess):
+        return _sl_train.read_producer(sess.resource(reader._res), sess.resource(queue._res)).map_select(indices)
+    return _Chain(build, [("read", i) for i in indices])
+
+
 def _slice_chain(inner):
     nats = [_native_attr(t, "slice") for t in inner]
     if any(n is None for n in nats) or len({t.op for t in inner}) != 1:
@@ -102,7 +116,7 @@ def _chain(flat):
     inner = [_strip_cast(t)[0] for t in flat]
     if not inner or not all(isinstance(t, _graph.Tensor) for t in inner):
         return None
-    return _reader_chain(inner) or _slice_chain(inner)
+    return _reader_chain(inner) or _read_chain(inner) or _slice_chain(inner)
 
 
 def try_native_batch(kind_name, tensors_list, batch_size, capacity, enqueue_many, shapes, dynamic_pad,
