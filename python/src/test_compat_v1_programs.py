@@ -707,7 +707,8 @@ def test_program_runs_under_sluice_compat_v1(name, data_dir):
 @pytest.fixture(scope="module")
 def tf1():
     tf = pytest.importorskip("tensorflow.compat.v1")
-    tf.disable_eager_execution()
+    # Graph mode inside each program's `with tf.Graph().as_default()` (disable_eager_execution would leave the
+    # process in graph mode, breaking the eager TF tests that run after these).
     tf.logging.set_verbosity(tf.logging.ERROR)
     return tf
 
