@@ -186,6 +186,32 @@ class RecordFilesDataset : public DatasetBase {
 
     GlobalShufflePosition position() const override { return {seed_, epoch_, position_}; }
 
+    // (epoch, position): the batch read ahead is read again on restore.
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("epoch", static_cast<int64_t>(epoch_));
+      w->WriteInt("position", position_);
+      return Status();
+    }
+    Status Restore(IteratorStateReader* r) override {
+      int64_t epoch = 0, position = 0;
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("epoch", &epoch));
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("position", &position));
+      if (epoch < 0 || position < 0 || position > dataset_->cardinality()) {
+        return InvalidArgument(dataset_->DebugName() + " checkpoint is at position " + std::to_string(position) +
+                               " of " + std::to_string(dataset_->cardinality()) + " records");
+      }
+      const RecordFilesOptions& o = dataset_->options_;
+      if (o.shuffle && o.shuffle->reshuffle_each_iteration) {
+        epoch_ = static_cast<uint64_t>(epoch);
+        RestorePass(dataset_->epochs_, epoch_);
+        permutation_.emplace(static_cast<uint64_t>(dataset_->cardinality()), seed_, epoch_);
+      }
+      position_ = position;
+      slots_.clear();
+      next_slot_ = 0;
+      return Status();
+    }
+
    private:
     struct Slot {
       Status status;
@@ -336,7 +362,7 @@ class RecordFilesDataset : public DatasetBase {
     // Constant after construction.
     const std::shared_ptr<const RecordFilesDataset> dataset_;
     const uint64_t seed_;
-    const uint64_t epoch_;
+    uint64_t epoch_;  // and permutation_: set again by Restore
     std::optional<IndexPermutation> permutation_;
 
     std::vector<std::unique_ptr<io::RandomAccessFile>> files_;  // opened on first use

@@ -98,9 +98,17 @@ struct IteratorContext {
 // "file" and "record" payloads, as a reader's error has them. Other
 // transformations (batch, shuffle, interleave, prefetch, ...) do not pass
 // an origin on: after them a failure names the element's position only.
+class RecordSource;
+
 struct ElementOrigin {
   std::shared_ptr<const std::string> file;
   int64_t record = 0;
+  // Checkpoints: the record's first byte (uncompressed), and a handle that
+  // can read it again (src/data/record_source.h). Readers set `source` only
+  // on an element that is exactly the record they read; a transformation
+  // that changes elements (Map) passes its input's origin on without it.
+  uint64_t offset = 0;
+  std::shared_ptr<const RecordSource> source;
 
   // file "<name>", record <n>
   std::string DebugString() const {
