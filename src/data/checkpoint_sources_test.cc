@@ -3,14 +3,22 @@
 // small checkpoint of a shuffle buffer of records (their origins, re-read on
 // restore, instead of their bytes).
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "data/checkpoint_test_util.h"
 #include "data/data_test_util.h"
+#include "data/element_codec.h"
 #include "sluice/data/checkpoint.h"
 #include "sluice/data/datasets.h"
 #include "sluice/io/file_system.h"
@@ -262,6 +270,95 @@ TEST(CheckpointSourcesTest, ARestoredReaderWhoseFileIsGoneIsNotFound) {
   EXPECT_EQ(RestoreIterator(*it, bytes).code(), Code::kNotFound);
 }
 
+// `bytes` into `path` whole or not at all (a rename), with plain system calls.
+void WriteAtomically(const std::string& path, const std::string& bytes) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0 || ::write(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) ::_exit(3);
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) ::_exit(3);
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(CheckpointSourcesTest, AfterKill9TheRestartedProcessResumesFromItsLastCheckpoint) {
+  const std::vector<std::string> files = RecordFiles("GZIP");
+  RecordDatasetOptions options;
+  options.compression_type = "GZIP";
+  auto make = [&] { return Must(Repeat(Must(Shuffle(Must(TFRecordDataset(files, options)), 3, 4, 5, true)), 3)); };
+  std::vector<std::string> full;
+  {
+    auto it = make()->MakeIterator();
+    full = EncodedRun(*it, 1000);
+  }
+  ASSERT_EQ(full.size(), 21u);
+  const std::string ckpt = TempPath("ckpt"), log = TempPath("log");
+  (void)::unlink(ckpt.c_str());
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // The training process: logs every element (u32 length | encoding) and
+    // checkpoints (count | bytes) every 4 elements; says when it has gone 3
+    // past its third checkpoint, then waits to be killed.
+    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    auto it = make()->MakeIterator();
+    for (uint32_t n = 1; n <= 15; ++n) {
+      Element e;
+      bool end = false;
+      if (!it->GetNext(&e, &end).ok() || end) ::_exit(2);
+      const std::string enc = EncodeElement(e);
+      const uint32_t size = static_cast<uint32_t>(enc.size());
+      if (::write(out, &size, 4) != 4 || ::write(out, enc.data(), enc.size()) != static_cast<ssize_t>(enc.size())) {
+        ::_exit(2);
+      }
+      if (n % 4 == 0) {
+        Result<std::string> saved = SaveIterator(*it);
+        if (!saved.ok()) ::_exit(4);
+        WriteAtomically(ckpt, std::string(reinterpret_cast<const char*>(&n), 4) + *saved);
+      }
+    }
+    if (::write(ready[1], "k", 1) != 1) ::_exit(2);
+    while (true) ::pause();
+  }
+  ::close(ready[1]);
+  char byte = 0;
+  ASSERT_EQ(::read(ready[0], &byte, 1), 1) << "the child failed before its checkpoints";
+  ::close(ready[0]);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+  // The restarted process: the elements logged up to the last checkpoint,
+  // then the restored iterator's.
+  const std::string saved = ReadAll(ckpt);
+  ASSERT_GT(saved.size(), 4u);
+  uint32_t count = 0;
+  std::memcpy(&count, saved.data(), 4);
+  EXPECT_EQ(count, 12u);
+  std::vector<std::string> got;
+  const std::string logged = ReadAll(log);
+  for (size_t at = 0; at + 4 <= logged.size() && got.size() < count;) {
+    uint32_t size = 0;
+    std::memcpy(&size, logged.data() + at, 4);
+    got.push_back(logged.substr(at + 4, size));
+    at += 4 + size;
+  }
+  ASSERT_EQ(got.size(), count);
+  auto it = make()->MakeIterator();
+  ASSERT_TRUE(RestoreIterator(*it, std::string_view(saved).substr(4)).ok());
+  std::vector<std::string> rest = EncodedRun(*it, 1000);
+  got.insert(got.end(), rest.begin(), rest.end());
+  EXPECT_EQ(got, full);
+}
+
 // ---- The small checkpoint ------------------------------------------------------
 
 // `files` files of `per_file` records of `size` bytes.
@@ -322,6 +419,38 @@ TEST(SmallCheckpointTest, MappedElementsAreSavedAsTheirBytes) {
   EXPECT_LT(CheckpointBytes(*direct), 2000);
   ExpectCheckpointsExact([&] { return Must(Shuffle(Must(Map(Must(TFRecordDataset(files)), identity, spec)), 7, 1, 2, false)); },
                          {0, 1, 5, 13});
+}
+
+TEST(SmallCheckpointTest, RecordsThroughRepeatTakeAndSkipAreSavedAsOrigins) {
+  const std::vector<std::string> files = BigRecordFiles(2, 30, 1000);
+  auto make = [&] {
+    return Must(Shuffle(Must(Repeat(Must(Take(Must(Skip(Must(TFRecordDataset(files)), 3)), 50)), 2)), 40, 1, 2, true));
+  };
+  auto it = make()->MakeIterator();
+  ASSERT_EQ(EncodedRun(*it, 1).size(), 1u);
+  EXPECT_LT(CheckpointBytes(*it), 4000);  // 39 buffered records of 1000 bytes
+  ExpectCheckpointsExact(make, {0, 1, 2, 39, 40, 41, 60, 99, 100});
+}
+
+TEST(SmallCheckpointTest, ASequentialInterleaveOfReadersPassesTheRecordsOrigins) {
+  // Shown by a map failure naming the file (the interleave's Save is another stage's).
+  const std::vector<std::string> files = BigRecordFiles(2, 3, 10);
+  WriteRecords(files[1], {"ok", "bad"}, "");
+  auto fail_on_bad = [](Element e) -> Result<Element> {
+    if (e[0].scalar<std::string>() == "bad") return Status(Code::kInvalidArgument, "cannot parse");
+    return e;
+  };
+  ElementSpec spec{{DType::kString}, {PartialShape({})}, {}};
+  DatasetPtr names = Must(FromTensorSlices(Element{Tensor::FromStrings(files)}));
+  auto it = Must(Map(Must(TFRecordDatasetOf(names)), fail_on_bad, spec))->MakeIterator();
+  Status s;
+  Element e;
+  bool end = false;
+  while ((s = it->GetNext(&e, &end)).ok() && !end) {
+  }
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_EQ(s.GetPayload("file"), files[1]);
+  EXPECT_EQ(s.GetPayload("record"), "1");
 }
 
 TEST(SmallCheckpointTest, ARecordFileChangedSinceTheCheckpointIsDataLoss) {
