@@ -19,6 +19,7 @@
 #include "data/checkpoint_test_util.h"
 #include "data/data_test_util.h"
 #include "data/element_codec.h"
+#include "data/record_source.h"
 #include "sluice/data/checkpoint.h"
 #include "sluice/data/datasets.h"
 #include "sluice/io/file_system.h"
@@ -123,7 +124,8 @@ TEST_P(CompressedReaderTest, ShuffledRecordsUnderRepeatResumeWithSmallCheckpoint
   const std::vector<std::string> files = RecordFiles(GetParam());
   RecordDatasetOptions options;
   options.compression_type = GetParam();
-  ExpectCheckpointsExact([&] { return Must(Repeat(Must(Shuffle(Must(TFRecordDataset(files, options)), 4, 3, 9, true)), 2)); });
+  ExpectCheckpointsExact(
+      [&] { return Must(Repeat(Must(Shuffle(Must(TFRecordDataset(files, options)), 4, 3, 9, true)), 2)); });
 }
 
 TEST_P(CompressedReaderTest, ShuffledLinesAndFixedLengthRecordsResume) {
@@ -417,8 +419,9 @@ TEST(SmallCheckpointTest, MappedElementsAreSavedAsTheirBytes) {
   auto direct = Must(Shuffle(Must(TFRecordDataset(files)), 20, 1, 2, false))->MakeIterator();
   ASSERT_EQ(EncodedRun(*direct, 1).size(), 1u);
   EXPECT_LT(CheckpointBytes(*direct), 2000);
-  ExpectCheckpointsExact([&] { return Must(Shuffle(Must(Map(Must(TFRecordDataset(files)), identity, spec)), 7, 1, 2, false)); },
-                         {0, 1, 5, 13});
+  ExpectCheckpointsExact(
+      [&] { return Must(Shuffle(Must(Map(Must(TFRecordDataset(files)), identity, spec)), 7, 1, 2, false)); },
+      {0, 1, 5, 13});
 }
 
 TEST(SmallCheckpointTest, RecordsThroughRepeatTakeAndSkipAreSavedAsOrigins) {
@@ -451,6 +454,21 @@ TEST(SmallCheckpointTest, ASequentialInterleaveOfReadersPassesTheRecordsOrigins)
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_EQ(s.GetPayload("file"), files[1]);
   EXPECT_EQ(s.GetPayload("record"), "1");
+}
+
+TEST(SmallCheckpointTest, ABufferSavedAsBytesOnlyReadsBack) {
+  // The format of buffers saved before origins (WriteElements: ".size", "." + i).
+  IteratorState state;
+  IteratorStateWriter w(&state, "s/");
+  w.WriteElements("buffer", std::vector<Element>{Element{Tensor::String("x")}, Element{Tensor::Scalar<int64_t>(7)}});
+  IteratorStateReader r(&state, "s/");
+  std::vector<Element> elements;
+  std::vector<ElementOrigin> origins;
+  ASSERT_TRUE(ReadBufferedElements(r, "buffer", &elements, &origins).ok());
+  ASSERT_EQ(elements.size(), 2u);
+  EXPECT_EQ(elements[0][0].scalar<std::string>(), "x");
+  EXPECT_EQ(elements[1][0].scalar<int64_t>(), 7);
+  EXPECT_EQ(origins.size(), 2u);
 }
 
 TEST(SmallCheckpointTest, ARecordFileChangedSinceTheCheckpointIsDataLoss) {

@@ -176,9 +176,13 @@ Status ReadBufferedElements(const IteratorStateReader& r, std::string_view key, 
   int64_t n = 0;
   std::string sources_bytes, packed_bytes;
   SLUICE_RETURN_IF_ERROR(r.ReadInt(k + ".size", &n));
-  SLUICE_RETURN_IF_ERROR(r.ReadBytes(k + ".sources", &sources_bytes));
-  SLUICE_RETURN_IF_ERROR(r.ReadBytes(k + ".origins", &packed_bytes));
   if (n < 0) return Malformed(k + ".size is negative");
+  if (!r.Contains(k + ".origins")) {  // written before origins were saved: every element as bytes
+    packed_bytes.assign(static_cast<size_t>(n), '\0');
+  } else {
+    SLUICE_RETURN_IF_ERROR(r.ReadBytes(k + ".sources", &sources_bytes));
+    SLUICE_RETURN_IF_ERROR(r.ReadBytes(k + ".origins", &packed_bytes));
+  }
 
   std::vector<std::shared_ptr<const RecordSource>> sources;
   std::vector<std::shared_ptr<const std::string>> names;
