@@ -25,6 +25,7 @@
 #include "sluice/io/file_system.h"
 #include "sluice/io/input_stream.h"
 #include "sluice/io/record_writer.h"
+#include "sluice/queue/queue.h"
 
 namespace sluice::data {
 namespace {
@@ -257,6 +258,57 @@ TEST(CheckpointSourcesTest, GeneratorsAndQueuesSayWhatToDoInstead) {
   ASSERT_EQ(saved.status().code(), Code::kUnimplemented);
   EXPECT_NE(saved.status().message().find("FromGenerator"), std::string::npos) << saved.status();
   EXPECT_NE(saved.status().message().find("map the generator's work"), std::string::npos) << saved.status();
+}
+
+TEST(CheckpointSourcesTest, AQueueSourceSaysToCheckpointItsProducersInstead) {
+  queue::QueueOptions o;
+  o.capacity = 4;
+  o.dtypes = {DType::kInt64};
+  o.shapes = {PartialShape({})};
+  auto q = queue::NewFIFOQueue(o);
+  ASSERT_TRUE(q.ok()) << q.status();
+  Result<std::string> saved = SaveIterator(*Must(FromQueue(*q))->MakeIterator());
+  ASSERT_EQ(saved.status().code(), Code::kUnimplemented);
+  EXPECT_NE(saved.status().message().find("Checkpoint the pipeline that feeds the queue"), std::string::npos)
+      << saved.status();
+}
+
+TEST(CheckpointSourcesTest, SparseSlicesResumeUnderRepeat) {
+  Tensor indices(DType::kInt64, TensorShape{3, 2});
+  const int64_t idx[] = {0, 1, 2, 0, 2, 3};
+  std::copy(std::begin(idx), std::end(idx), indices.data<int64_t>());
+  Element e{Tensor::FromVector<int64_t>({7, 8, 9}), indices, Tensor::FromVector<int64_t>({10, 20, 30}),
+            Tensor::FromVector<int64_t>({3, 4})};
+  ExpectCheckpointsExact([&] { return Must(Repeat(Must(FromTensorSlicesWithSparse(e, {1})), 2)); });
+}
+
+TEST(CheckpointSourcesTest, SourcesUnderAShuffleResume) {
+  const std::vector<std::string> files = RecordFiles("");
+  const std::vector<std::string> csv = {TempPath("a.csv")};
+  WriteBytes(csv[0], "1,a\n2,b\n3,c\n4,d\n5,e\n", "");
+  std::vector<Tensor> defaults = {Tensor::FromVector<int64_t>({0}), Tensor::FromVector<std::string>({""})};
+  ExpectCheckpointsExact(
+      [&] { return Must(Repeat(Must(Shuffle(Must(CsvDataset(csv, defaults)), 3, 1, 2, true)), 2)); });
+  RecordFilesOptions options;
+  options.index = RecordIndexPolicy::kLoadOrBuildNoSave;
+  options.read_ahead_records = 2;
+  ExpectCheckpointsExact([&] { return Must(Shuffle(Must(FromRecordFiles(files, options)), 3, 1, 2, false)); });
+  const std::string cache = TempPath("cache");
+  ExpectCheckpointsExact(
+      [&] { return Must(Repeat(Must(Shuffle(Must(CacheToFile(RangeOf(6), cache)), 4, 1, 2, true)), 2)); });
+  ExpectCheckpointsExact([&] {
+    (void)io::DefaultFileSystem()->DeleteFile(cache);
+    return Must(Shuffle(Must(CacheToFile(RangeOf(6), cache)), 4, 1, 2, false));
+  });
+}
+
+TEST(CheckpointSourcesTest, TextAndFixedLengthReadersResumeInTheSecondEpoch) {
+  const std::vector<std::string> text = {TempPath("a.txt")}, bin = {TempPath("a.bin")};
+  WriteBytes(text[0], "l0\nl1\nl2\n", "");
+  WriteBytes(bin[0], "aabbcc", "");
+  ExpectCheckpointsExact([&] { return Must(Repeat(Must(TextLineDataset(text)), 2)); });
+  FixedLengthOptions fixed{.record_bytes = 2, .header_bytes = 0, .footer_bytes = 0};
+  ExpectCheckpointsExact([&] { return Must(Repeat(Must(FixedLengthRecordDataset(bin, fixed)), 2)); });
 }
 
 TEST(CheckpointSourcesTest, ARestoredReaderWhoseFileIsGoneIsNotFound) {
