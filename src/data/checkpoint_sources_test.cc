@@ -459,6 +459,7 @@ TEST(SmallCheckpointTest, AShuffleBufferOf10000RecordsCheckpointsInUnder1MB) {
   ASSERT_TRUE(RestoreIterator(*again, bytes).ok());
   ASSERT_EQ(EncodedRun(*again, 1).size(), 1u);
   EXPECT_LT(CheckpointBytes(*again), int64_t{1} << 20);
+  for (const std::string& f : files) (void)io::DefaultFileSystem()->DeleteFile(f);
 }
 
 TEST(SmallCheckpointTest, MappedElementsAreSavedAsTheirBytes) {
