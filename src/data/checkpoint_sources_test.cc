@@ -477,6 +477,19 @@ TEST(SmallCheckpointTest, MappedElementsAreSavedAsTheirBytes) {
       {0, 1, 5, 13});
 }
 
+TEST(SmallCheckpointTest, GloballyShuffledRecordsInAShuffleBufferAreSavedAsOrigins) {
+  const std::vector<std::string> files = BigRecordFiles(2, 10, 1000);
+  RecordFilesOptions options;
+  options.index = RecordIndexPolicy::kLoadOrBuildNoSave;
+  options.shuffle = GlobalShuffleOptions{.seed = 3, .reshuffle_each_iteration = true};
+  options.read_ahead_records = 4;
+  auto make = [&] { return Must(Repeat(Must(Shuffle(Must(FromRecordFiles(files, options)), 20, 1, 2, true)), 2)); };
+  auto it = make()->MakeIterator();
+  ASSERT_EQ(EncodedRun(*it, 1).size(), 1u);
+  EXPECT_LT(CheckpointBytes(*it), 2000);  // 19 buffered records of 1000 bytes
+  ExpectCheckpointsExact(make, {0, 1, 7, 19, 20, 21, 33, 40});
+}
+
 TEST(SmallCheckpointTest, RecordsThroughRepeatTakeAndSkipAreSavedAsOrigins) {
   const std::vector<std::string> files = BigRecordFiles(2, 30, 1000);
   auto make = [&] {

@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/record_source.h"
 #include "sluice/data/datasets.h"
 #include "sluice/data/index_permutation.h"
 #include "sluice/io/crc32c.h"
@@ -178,10 +179,32 @@ class RecordFilesDataset : public DatasetBase {
       }
       Slot& slot = slots_[next_slot_++];
       ++position_;
+      last_ = nullptr;
       if (!slot.status.ok()) return slot.status;
       *out = std::move(slot.element);
       *end_of_sequence = false;
+      last_ = &slot;
       return Status();
+    }
+
+    // Made when asked (a map, a shuffle buffer): the record's file, index
+    // and offset, re-readable.
+    const ElementOrigin* origin() const override {
+      if (last_ == nullptr) return nullptr;
+      if (sources_.empty()) {
+        for (const std::string& path : dataset_->files_) {
+          sources_.push_back(std::make_shared<const RecordSource>(
+              RecordSource::Spec{RecordSource::Format::kTFRecord, io::CompressionType::kNone, {}, path}));
+        }
+      }
+      const std::shared_ptr<const RecordSource>& source = sources_[last_->file];
+      if (origin_.source != source) {
+        origin_.source = source;
+        origin_.file = std::shared_ptr<const std::string>(source, &source->path());
+      }
+      origin_.record = last_->record;
+      origin_.offset = last_->offset;
+      return &origin_;
     }
 
     GlobalShufflePosition position() const override { return {seed_, epoch_, position_}; }
@@ -209,6 +232,7 @@ class RecordFilesDataset : public DatasetBase {
       position_ = position;
       slots_.clear();
       next_slot_ = 0;
+      last_ = nullptr;
       return Status();
     }
 
@@ -216,6 +240,9 @@ class RecordFilesDataset : public DatasetBase {
     struct Slot {
       Status status;
       Element element;
+      size_t file = 0;  // where the record is
+      int64_t record = 0;
+      uint64_t offset = 0;
     };
     // One record to read: where it is and which slot it fills.
     struct Want {
@@ -268,6 +295,7 @@ class RecordFilesDataset : public DatasetBase {
       slots_.clear();
       slots_.resize(wants.size());
       next_slot_ = 0;
+      for (const Want& w : wants) slots_[w.slot] = Slot{Status(), Element(), w.file, w.record, w.offset};
       std::sort(wants.begin(), wants.end(),
                 [](const Want& a, const Want& b) { return a.file != b.file ? a.file < b.file : a.offset < b.offset; });
       for (size_t i = 0; i < wants.size();) {
@@ -370,6 +398,9 @@ class RecordFilesDataset : public DatasetBase {
     size_t next_slot_ = 0;
     int64_t position_ = 0;  // positions handed out this epoch
     std::string buffer_;
+    const Slot* last_ = nullptr;  // of the element GetNext returned last (for origin())
+    mutable std::vector<std::shared_ptr<const RecordSource>> sources_;  // per file, made on first use
+    mutable ElementOrigin origin_;
   };
 
   int64_t read_ahead_records() const {
