@@ -31,8 +31,9 @@ Status WithOrigin(Status s, const ElementOrigin* origin) {
 // source (the element is no longer the record). *copy holds the result.
 const ElementOrigin* MappedOrigin(const ElementOrigin* origin, ElementOrigin* copy) {
   if (origin == nullptr || origin->source == nullptr) return origin;
-  *copy = *origin;
-  copy->source.reset();
+  if (copy->file != origin->file) copy->file = origin->file;  // no reference counting per element
+  copy->record = origin->record;
+  copy->offset = origin->offset;
   return copy;
 }
 
@@ -295,8 +296,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
           if (!s.ok()) chunk[got]->status = s;
           if (end) break;
           if (const ElementOrigin* o = input_->origin(); s.ok() && o != nullptr) {
-            chunk[got]->origin = *o;
-            chunk[got]->origin->source.reset();  // a mapped element is not the record
+            chunk[got]->origin = ElementOrigin{o->file, o->record, o->offset, nullptr};  // mapped: not the record
           }
         }
         Node::Add(node_->wait_ns, NowNanos() - input_start);
