@@ -16,6 +16,10 @@ and x is the peer's (or the limit's) value over sluice's. Targets:
   data_parallel_map/2t vs data_parallel_map/1t                    >= 1.9
   data_batch64_py/hold(time) vs data_batch_uint8_cxx/hold         >= 0.95
   (and /drop: both sides free each batch before the next is made)
+The checkpoint part (bench/py_checkpoint_bench.py) prints its own lines:
+  checkpoint size image pipeline vs limit_1MB                     >= 1
+  checkpoint size image pipeline vs tf.data (TF's bytes / sluice's), and
+  checkpoint save/restore image pipeline(time) vs tf.data         informative
 """
 
 import argparse

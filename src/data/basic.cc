@@ -60,6 +60,9 @@ class RepeatDataset : public UnaryDataset {
       return Status();
     }
 
+    // The elements are the input's: so are their origins.
+    const ElementOrigin* origin() const override { return input_ ? input_->origin() : nullptr; }
+
     Status Save(IteratorStateWriter* w) override {
       w->WriteInt("epoch", epoch_);
       w->WriteBool("produced_this_epoch", produced_this_epoch_);
@@ -134,6 +137,8 @@ class TakeSkipDataset : public UnaryDataset {
       }
       return input_->GetNext(out, end_of_sequence);
     }
+
+    const ElementOrigin* origin() const override { return input_->origin(); }
 
     Status Save(IteratorStateWriter* w) override {
       w->WriteInt("seen", seen_);

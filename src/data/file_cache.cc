@@ -13,6 +13,13 @@
 // The writer holds "<filename>.lockfile" (created exclusively) and writes
 // "<filename>.tmp-<pid>-<n>", renamed to `filename` after the footer; an
 // unfinished pass deletes both.
+//
+// Checkpoints: a pass reading the finished cache saves its offset and
+// count. A pass writing the cache saves its input's position and the count
+// of elements it returned; restored, it goes on reading its input without
+// writing (the partial file was deleted with the saving process's pass), so
+// the cache is written by the next complete pass. If the cache was finished
+// meanwhile, the restored pass reads it instead, from that count.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -66,6 +73,27 @@ class CacheReader {
     offset_ += 8 + length;
     ++count_;
     *end = false;
+    return Status();
+  }
+
+  uint64_t offset() const { return offset_; }
+  uint64_t count() const { return count_; }
+  // Continues at element `count`, which starts at `offset` (0: find it by
+  // reading `count` elements from the start).
+  Status Seek(uint64_t offset, uint64_t count) {
+    if (!file_) SLUICE_RETURN_IF_ERROR(Open());
+    if (offset == 0) {
+      Element e;
+      bool end = false;
+      while (count_ < count) {
+        SLUICE_RETURN_IF_ERROR(GetNext(&e, &end));
+        if (end) return DataLossAt(path_, offset_, "fewer elements than the checkpoint has read");
+      }
+      return Status();
+    }
+    if (offset < sizeof(kMagic) || offset > size_) return DataLossAt(path_, offset, "offset outside the file");
+    offset_ = offset;
+    count_ = count;
     return Status();
   }
 
@@ -206,6 +234,24 @@ class FileCacheDataset : public DatasetBase {
     explicit ReadIterator(const FileCacheDataset* d) : DatasetIterator(d), reader_(d->filename_) {}
     Status GetNext(Element* out, bool* end_of_sequence) override { return reader_.GetNext(out, end_of_sequence); }
 
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteBool("writing", false);
+      w->WriteInt("count", static_cast<int64_t>(reader_.count()));
+      w->WriteInt("offset", static_cast<int64_t>(reader_.offset()));
+      return Status();
+    }
+    // From a writing pass's checkpoint (the cache was finished since): the
+    // element after the `count` it returned.
+    Status Restore(IteratorStateReader* r) override {
+      bool writing = false;
+      int64_t count = 0, offset = 0;
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("writing", &writing));
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("count", &count));
+      if (!writing) SLUICE_RETURN_IF_ERROR(r->ReadInt("offset", &offset));
+      if (count < 0 || offset < 0) return InvalidArgument("cache checkpoint has a negative position");
+      return reader_.Seek(static_cast<uint64_t>(offset), static_cast<uint64_t>(count));
+    }
+
    private:
     CacheReader reader_;
   };
@@ -228,9 +274,34 @@ class FileCacheDataset : public DatasetBase {
       SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
       if (*end_of_sequence) {
         done_ = true;
-        return writer_.Finish();
+        return restored_ ? Status() : writer_.Finish();
       }
-      return writer_.Append(*out);
+      ++count_;
+      return restored_ ? Status() : writer_.Append(*out);
+    }
+
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteBool("writing", true);
+      w->WriteInt("count", count_);
+      w->WriteBool("done", done_);
+      IteratorStateWriter input = w->Child("input");
+      return done_ ? Status() : input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      bool writing = false;
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("writing", &writing));
+      if (!writing) {
+        return Status(Code::kFailedPrecondition,
+                      "the iterator checkpoint was reading the cache file \"" + dataset_->filename_ +
+                          "\", which no longer exists");
+      }
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("count", &count_));
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("done", &done_));
+      restored_ = true;
+      started_ = true;
+      if (done_) return Status();
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:
@@ -238,6 +309,8 @@ class FileCacheDataset : public DatasetBase {
     CacheWriter writer_;
     bool started_ = false;
     bool done_ = false;
+    bool restored_ = false;  // resumed mid-pass: passes the input through without writing
+    int64_t count_ = 0;      // elements returned
   };
 
   const DatasetPtr input_;

@@ -37,6 +37,7 @@ class InterleaveDataset : public DatasetBase {
                         d->options_.num_parallel_calls ? static_cast<int64_t>(current_.size()) : 1)) {}
 
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      last_ = nullptr;
       const int64_t block_length = dataset_->options_.block_length;
       while (!end_of_input_ || num_open_ > 0) {
         std::unique_ptr<IteratorBase>& slot = current_[cycle_index_];
@@ -44,6 +45,7 @@ class InterleaveDataset : public DatasetBase {
           bool end = false;
           SLUICE_RETURN_IF_ERROR(slot->GetNext(out, &end));
           if (!end) {
+            last_ = slot.get();
             Node::Bump(node_->elements, 1);
             if (++block_index_ == block_length) Advance();
             *end_of_sequence = false;
@@ -66,6 +68,9 @@ class InterleaveDataset : public DatasetBase {
       *end_of_sequence = true;
       return Status();
     }
+
+    // The origin of the element from the cycle's iterator that returned it.
+    const ElementOrigin* origin() const override { return last_ ? last_->origin() : nullptr; }
 
    private:
     void Advance() {
@@ -95,6 +100,7 @@ class InterleaveDataset : public DatasetBase {
     int64_t num_open_ = 0;
     bool end_of_input_ = false;
     const std::shared_ptr<Node> node_;
+    IteratorBase* last_ = nullptr;  // the iterator of the element GetNext returned last
   };
 
   const DatasetPtr input_;

@@ -27,6 +27,16 @@ Status WithOrigin(Status s, const ElementOrigin* origin) {
   return named.WithPayload("file", *origin->file).WithPayload("record", std::to_string(origin->record));
 }
 
+// The origin of a mapped element: the input's, without its re-readable
+// source (the element is no longer the record). *copy holds the result.
+const ElementOrigin* MappedOrigin(const ElementOrigin* origin, ElementOrigin* copy) {
+  if (origin == nullptr || origin->source == nullptr) return origin;
+  if (copy->file != origin->file) copy->file = origin->file;  // no reference counting per element
+  copy->record = origin->record;
+  copy->offset = origin->offset;
+  return copy;
+}
+
 // A map function's OutOfRange would end the sequence early; TF reports it
 // as InvalidArgument so a map keeps its input's cardinality.
 // A failure carries the element's position in the pass as the "element"
@@ -89,7 +99,7 @@ class MapDataset::Iterator : public DatasetIterator<MapDataset> {
     return Status();
   }
 
-  const ElementOrigin* origin() const override { return input_->origin(); }
+  const ElementOrigin* origin() const override { return MappedOrigin(input_->origin(), &origin_); }
 
   Status Save(IteratorStateWriter* w) override {
     w->WriteInt("epoch", static_cast<int64_t>(epoch_));
@@ -113,6 +123,7 @@ class MapDataset::Iterator : public DatasetIterator<MapDataset> {
   uint64_t epoch_;
   uint64_t next_index_ = 0;
   const std::shared_ptr<Node> node_;
+  mutable ElementOrigin origin_;  // origin()'s result when it drops the source
 };
 
 // Workers take input elements in order (a chunk at a time, under input_mu_),
@@ -284,7 +295,9 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
           Status s = input_->GetNext(&elements[got], &end);
           if (!s.ok()) chunk[got]->status = s;
           if (end) break;
-          if (const ElementOrigin* o = input_->origin(); s.ok() && o != nullptr) chunk[got]->origin = *o;
+          if (const ElementOrigin* o = input_->origin(); s.ok() && o != nullptr) {
+            chunk[got]->origin = ElementOrigin{o->file, o->record, o->offset, nullptr};  // mapped: not the record
+          }
         }
         Node::Add(node_->wait_ns, NowNanos() - input_start);
         MutexLock lock(&mu_);

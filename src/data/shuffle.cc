@@ -13,6 +13,7 @@
 
 #include "core/philox.h"
 #include "data/dataset_util.h"
+#include "data/record_source.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::data {
@@ -70,6 +71,7 @@ class ShuffleDataset : public DatasetBase {
           input_done_ = true;
           break;
         }
+        KeepOrigin(static_cast<size_t>(end_ % n));
         ++end_;
       }
       if (end_ == start_) {
@@ -81,22 +83,28 @@ class ShuffleDataset : public DatasetBase {
       const size_t index = static_cast<size_t>((start_ + offset) % n);
       *out = std::move(buffer_[index]);
       std::swap(buffer_[index], buffer_[static_cast<size_t>(start_ % n)]);
+      if (!origins_.empty()) std::swap(origins_[index], origins_[static_cast<size_t>(start_ % n)]);
       ++start_;
       *end_of_sequence = false;
       return Status();
     }
 
-    // The live elements are saved in order, from start_; the RNG as its pass
-    // and the number of samples drawn.
+    // The live elements are saved in order, from start_ (a record a reader
+    // read as its origin, to be re-read on restore); the RNG as its pass and
+    // the number of samples drawn.
     Status Save(IteratorStateWriter* w) override {
       w->WriteInt("pass", static_cast<int64_t>(pass_));
       w->WriteInt("draws", static_cast<int64_t>(draws_));
       w->WriteBool("input_done", input_done_);
       const int64_t n = dataset_->buffer_size_;
-      w->WriteInt("buffer.size", end_ - start_);
+      std::vector<const Element*> live;
+      std::vector<const ElementOrigin*> origins;
       for (int64_t i = start_; i < end_; ++i) {
-        w->WriteElement("buffer." + std::to_string(i - start_), buffer_[static_cast<size_t>(i % n)]);
+        const auto slot = static_cast<size_t>(i % n);
+        live.push_back(&buffer_[slot]);
+        origins.push_back(origins_.empty() ? nullptr : &origins_[slot]);
       }
+      WriteBufferedElements(w, "buffer", live, origins);
       // The input is saved even once done: its passes (an inner shuffle's
       // seeds) decide the next epochs' orders.
       IteratorStateWriter input = w->Child("input");
@@ -120,21 +128,42 @@ class ShuffleDataset : public DatasetBase {
       draws_ = static_cast<uint64_t>(draws);
       rng_.Skip(draws_ / 4);
       for (uint64_t i = 0; i < draws_ % 4; ++i) rng_.Next();
+      std::vector<Element> elements;
+      std::vector<ElementOrigin> origins;
+      SLUICE_RETURN_IF_ERROR(ReadBufferedElements(*r, "buffer", &elements, &origins));
       start_ = 0;
       end_ = live;
-      for (int64_t i = 0; i < live; ++i) {
-        SLUICE_RETURN_IF_ERROR(r->ReadElement("buffer." + std::to_string(i), &buffer_[static_cast<size_t>(i)]));
+      origins_.clear();
+      for (size_t i = 0; i < elements.size(); ++i) {
+        buffer_[i] = std::move(elements[i]);
+        if (origins[i].source == nullptr) continue;
+        if (origins_.empty()) origins_.resize(buffer_.size());
+        origins_[i] = std::move(origins[i]);
       }
       IteratorStateReader input = r->Child("input");
       return input_->Restore(&input);
     }
 
    private:
+    // Keeps the origin of the element just read into `slot` where it can be
+    // re-read (checkpoints save it instead of the element); the origins are
+    // allocated with the first such element.
+    void KeepOrigin(size_t slot) {
+      const ElementOrigin* o = input_->origin();
+      if (o != nullptr && o->source != nullptr) {
+        if (origins_.empty()) origins_.resize(buffer_.size());
+        origins_[slot] = *o;
+      } else if (!origins_.empty()) {
+        origins_[slot] = ElementOrigin();
+      }
+    }
+
     std::unique_ptr<IteratorBase> input_;
     uint64_t pass_;
     uint64_t draws_ = 0;
     Philox4x32 rng_;
     std::vector<Element> buffer_;  // a ring: the live elements are [start_, end_) mod size
+    std::vector<ElementOrigin> origins_;  // beside buffer_, or empty: no element had a re-readable origin
     int64_t start_ = 0;
     int64_t end_ = 0;
     bool input_done_ = false;

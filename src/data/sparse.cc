@@ -189,14 +189,17 @@ class SparseSlicesDataset : public DatasetBase {
       return Status();
     }
     Status Save(IteratorStateWriter* w) override {
-      w->WriteInt("next", static_cast<int64_t>(next_));
+      w->WriteInt("i", static_cast<int64_t>(next_));
       return Status();
     }
     Status Restore(IteratorStateReader* r) override {
-      int64_t next = 0;
-      SLUICE_RETURN_IF_ERROR(r->ReadInt("next", &next));
-      if (next < 0) return InvalidArgument("sparse slices checkpoint: negative position");
-      next_ = static_cast<size_t>(next);
+      int64_t i = 0;
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("i", &i));
+      if (i < 0 || i > static_cast<int64_t>(dataset_->slices_.size())) {
+        return InvalidArgument("TensorSliceDataset checkpoint is at slice " + std::to_string(i) + " of " +
+                               std::to_string(dataset_->slices_.size()));
+      }
+      next_ = static_cast<size_t>(i);
       return Status();
     }
 
