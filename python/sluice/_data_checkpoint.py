@@ -213,6 +213,7 @@ class Checkpoint:
     def write(self, file_prefix, options=None):
         """Writes the tracked objects to `file_prefix` (atomically) and returns it; the counter is unchanged."""
         path = os.fspath(file_prefix)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         write_atomically(path, self._state())
         return path
 
