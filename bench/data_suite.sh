@@ -18,6 +18,9 @@
 #   5. AUTOTUNE from a cold start against a grid of hand-set parallelism on
 #      the image pipeline (bench/autotune_bench.py: "ratio autotune vs
 #      grid-best: <x>");
+#   6. an iterator checkpoint of the image pipeline with a CKPT_SHUFFLE-record
+#      shuffle buffer: save and restore time (and size) vs tf.data's own
+#      checkpoint of the same pipeline (bench/checkpoint_bench.py);
 # then bench/report_data.py: a table and the "ratio ..." lines of 2 and 3,
 # and the ratio lines of 1, 4 and 5 repeated, so that the run ends with one
 # line per target.
@@ -33,6 +36,7 @@
 #                       ~100 KiB over 8 files, passes of each pipeline
 #   SKIP_GSHUFFLE=1     skip part 4
 #   AUTOTUNE_SECONDS=10  AUTOTUNE_REPS=2   part 5;  SKIP_AUTOTUNE=1  skip it
+#   CKPT_SHUFFLE=10000  CKPT_REPS=$REPS   part 6;  SKIP_CHECKPOINT=1  skip it
 # The DataLoader rows need torch and Pillow (bench/requirements-peers.txt;
 # or put them on PYTHONPATH); without them they are skipped.
 set -euo pipefail
@@ -97,6 +101,19 @@ if [ "${SKIP_IMAGE:-0}" != "1" ]; then
     --torch-workers "${workers[@]}" --json "$image_json" >/dev/null
   image_args=(--image "$image_json")
 fi
+
+ckpt_args=()
+if [ "${SKIP_CHECKPOINT:-0}" != "1" ]; then
+  data="$build/train-data"
+  "$build/examples/image_pipeline" --images "${TRAIN_IMAGES:-512}" --data-dir "$data" --reuse --quiet \
+    --write-jpegs --generate-only
+  ckpt_json="$out/data_checkpoint.jsonl"
+  rm -f "$ckpt_json"
+  echo "== checkpoint: bench/checkpoint_bench.py --data-dir $data --shuffle ${CKPT_SHUFFLE:-10000} --reps ${CKPT_REPS:-$REPS}"
+  "$py" bench/checkpoint_bench.py --data-dir "$data" --shuffle "${CKPT_SHUFFLE:-10000}" --reps "${CKPT_REPS:-$REPS}" \
+    --json "$ckpt_json" >/dev/null
+  ckpt_args=(--checkpoint "$ckpt_json")
+fi
 echo
-"$py" bench/report_data.py --cxx "$cxx_json" "${image_args[@]}"
+"$py" bench/report_data.py --cxx "$cxx_json" "${image_args[@]}" "${ckpt_args[@]}"
 grep '^ratio ' "$out/ratios.log" || true

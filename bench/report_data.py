@@ -16,6 +16,10 @@ and x is the peer's (or the limit's) value over sluice's. Targets:
   data_parallel_map/2t vs data_parallel_map/1t                    >= 1.9
   data_batch64_py/hold(time) vs data_batch_uint8_cxx/hold         >= 0.95
   (and /drop: both sides free each batch before the next is made)
+bench/checkpoint_bench.py's rows (--checkpoint) give the iterator
+checkpoint lines of the image pipeline (its shuffle buffer as the rows say):
+  checkpoint save time image pipeline vs tf.data       (x > 1: faster)
+  checkpoint restore time image pipeline vs tf.data
 """
 
 import argparse
@@ -125,15 +129,33 @@ def cxx_lines(times, rows):
     return out
 
 
+def checkpoint_lines(rows):
+    """Save and restore times of the image pipeline's iterator checkpoint (bench/checkpoint_bench.py)."""
+    print("%-12s %8s %8s %11s %10s" % ("checkpoint", "shuffle", "save s", "restore s", "MB"))
+    for peer in sorted(rows):
+        print("%-12s %8d %8.3f %11.3f %10.1f" % (peer, rows[peer][0]["shuffle"], med(rows, peer, "save_s"),
+                                                  med(rows, peer, "restore_s"), med(rows, peer, "bytes") / 2**20))
+    print()
+    out = []
+    if "sluice_data" in rows and "tf_data" in rows:
+        for key, what in (("save_s", "save"), ("restore_s", "restore")):
+            out.append(("checkpoint %s time image pipeline" % what, "tf.data",
+                        med(rows, "tf_data", key) / med(rows, "sluice_data", key)))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--image", help="bench/py_data_image_bench.py all --json")
     ap.add_argument("--cxx", help="bench/data_benchmark.cc --benchmark_out")
+    ap.add_argument("--checkpoint", help="bench/checkpoint_bench.py --json")
     args = ap.parse_args()
     rows = load_rows(args.image) if args.image else {}
     ratios = image_lines(rows) if rows else []
     if args.cxx:
         ratios += cxx_lines(cxx_times(args.cxx), rows)
+    if args.checkpoint:
+        ratios += checkpoint_lines(load_rows(args.checkpoint))
     for bench, peer, x in ratios:
         print("ratio %s vs %s: %.2f" % (bench, peer, x))
     return 0
