@@ -3,15 +3,18 @@
 //
 // Both run without the GIL: a save waits for a parallel map's calls in
 // flight, and a restore makes an interleave's inputs again, either of which
-// may call Python functions that take the GIL.
+// may call Python functions that take the GIL. A save's waits answer Ctrl-C
+// as next()'s do (the iterator goes on unchanged).
 #include <nanobind/nanobind.h>
 
+#include <optional>
 #include <string>
 
 #include "bind_common.h"
 #include "bind_data.h"
 #include "bind_data_pass.h"
 #include "sluice/data/checkpoint.h"
+#include "sluice/train/producer.h"
 
 namespace sluice::python {
 
@@ -20,10 +23,12 @@ void BindDataCheckpoint(nb::module_& d) {
       "save_iterator",
       [](DataIteratorHandle& h) {
         if (!h.it) throw nb::value_error("the iterator is closed");
-        Result<std::string> saved = [&] {
-          nb::gil_scoped_release release;
+        BlockingCall call(std::nullopt);
+        const queue::WaitOptions wait = call.wait<queue::WaitOptions>();
+        Result<std::string> saved = call.Run([&] {  // without the GIL; raises a pending KeyboardInterrupt
+          train::ScopedProducerWait scope(wait);
           return data::SaveIterator(h.it->mutable_iterator());
-        }();
+        });
         std::string bytes = ValueOrThrow(std::move(saved));
         return nb::bytes(bytes.data(), bytes.size());
       },

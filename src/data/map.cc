@@ -178,15 +178,16 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
 
   // Waits (holding no lock the workers need) until no chunk is in flight,
   // then saves; the workers resume afterwards. Cancelled if the tree is
-  // cancelled meanwhile.
+  // cancelled meanwhile; the wait answers Ctrl-C as GetNext's does.
   Status Save(IteratorStateWriter* w) override SLUICE_EXCLUDES(mu_, input_mu_) {
+    Status s;
     {
       MutexLock lock(&mu_);
       paused_ = true;
       space_cv_.SignalAll();  // a worker waiting for space holds input_mu_: it lets go
-      while (!cancelled_ && active_ > 0) idle_cv_.Wait(&mu_);
+      while (s.ok() && !cancelled_ && active_ > 0) s = InterruptibleWait(&idle_cv_, &mu_);
     }
-    Status s = SavePaused(w);
+    if (s.ok()) s = SavePaused(w);
     MutexLock lock(&mu_);
     paused_ = false;
     park_cv_.SignalAll();

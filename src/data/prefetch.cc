@@ -78,8 +78,14 @@ class PrefetchIterator : public IteratorBase {
     {
       MutexLock lock(&mu_);
       paused_ = true;
-      while (!cancelled_ && fetching_) idle_cv_.Wait(&mu_);
+      Status s;
+      while (s.ok() && !cancelled_ && fetching_) s = InterruptibleWait(&idle_cv_, &mu_);  // Ctrl-C from Python
       if (cancelled_) return errors::Cancelled("iterator was cancelled");
+      if (!s.ok()) {
+        paused_ = false;
+        space_cv_.SignalAll();
+        return s;
+      }
       done = done_;
       w->WriteBool("input_done", done_);
       w->WriteInt("buffer.size", static_cast<int64_t>(buffer_.size()));
