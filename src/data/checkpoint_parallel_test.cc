@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "data/checkpoint_test_util.h"
@@ -144,6 +146,31 @@ TEST(CheckpointParallelTest, SavingTwiceWhileRunningKeepsTheSequence) {
     ASSERT_TRUE(SaveIterator(*it).ok());
   }
   EXPECT_EQ(got, full);
+}
+
+TEST(CheckpointParallelTest, SaveWithFullBuffersLetsTheWorkerWaitingForSpaceGo) {
+  // With the consumer idle, a worker waits for space holding the input's
+  // lock; Save must wake it rather than wait for that lock forever.
+  auto calls = std::make_shared<std::atomic<int64_t>>(0);
+  auto make = [calls] {
+    MapFn fn = [calls](Element e) -> Result<Element> {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));  // one element per chunk
+      calls->fetch_add(1);
+      return e;
+    };
+    return ParallelMapOf(RangeOf(100), fn, 2);
+  };
+  auto it = make()->MakeIterator();
+  std::vector<std::string> first = EncodedRun(*it, 1);
+  while (calls->load() < 5) std::this_thread::yield();  // 4 slots (2 x 2 chunks of 1) filled after the one taken
+  Result<std::string> saved = SaveIterator(*it);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  auto restored = make()->MakeIterator();
+  ASSERT_TRUE(RestoreIterator(*restored, *saved).ok());
+  std::vector<std::string> rest = EncodedRun(*restored, 1000);
+  first.insert(first.end(), rest.begin(), rest.end());
+  auto full_it = make()->MakeIterator();
+  EXPECT_EQ(first, EncodedRun(*full_it, 1000));
 }
 
 TEST(CheckpointParallelTest, PrefetchResumesAtEveryBreakPoint) {
