@@ -66,6 +66,15 @@ def test_the_saved_iterator_goes_on_unchanged():
     assert got == full
 
 
+def test_restore_on_an_iterator_that_has_run_starts_from_the_checkpoint():
+    it = iter(sd.Dataset.range(20).map(lambda x: x, num_parallel_calls=2).prefetch(2))
+    ints(it, 5)
+    state = it.save()
+    ints(it, 7)
+    it.restore(state)
+    assert ints(it) == list(range(5, 20))
+
+
 def test_restore_in_a_new_process(tmp_path):
     full = ints(iter(make()))
     it = iter(make())

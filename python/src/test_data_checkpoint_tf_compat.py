@@ -13,17 +13,24 @@ from sluice import data as sd  # noqa: E402
 from sluice import train  # noqa: E402
 
 
-def build(d):
+def shuffle_map(d):
     ds = d.Dataset.range(40).shuffle(10, seed=5).map(lambda x: x * 2, num_parallel_calls=2, deterministic=True)
     return ds.prefetch(2).repeat(2)
+
+
+def interleave_shuffle(d):
+    ds = d.Dataset.range(8).interleave(lambda x: d.Dataset.range(x * 100, x * 100 + 10), cycle_length=3,
+                                       block_length=2, num_parallel_calls=3, deterministic=True)
+    return ds.shuffle(8, seed=2).prefetch(2)
 
 
 def take(it, k):
     return [int(next(it)) for _ in range(k)]
 
 
-@pytest.mark.parametrize("k", [0, 7, 40, 63])
-def test_save_after_k_elements_continues_as_tf_does(tmp_path, k):
+@pytest.mark.parametrize("build,k", [(shuffle_map, 0), (shuffle_map, 7), (shuffle_map, 40), (shuffle_map, 63),
+                                     (interleave_shuffle, 5), (interleave_shuffle, 33)])
+def test_save_after_k_elements_continues_as_tf_does(tmp_path, build, k):
     tf_it = iter(build(tf.data))
     tf_first = take(tf_it, k)
     tf_path = tf.train.Checkpoint(iterator=tf_it).write(str(tmp_path / "tf"))
@@ -40,4 +47,4 @@ def test_save_after_k_elements_continues_as_tf_does(tmp_path, k):
 
     assert first == tf_first
     assert rest == tf_rest
-    assert len(first + rest) == 80
+    assert len(first + rest) == len([x for x in build(sd)])
