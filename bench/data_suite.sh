@@ -112,6 +112,7 @@ if [ "${SKIP_IMAGE:-0}" != "1" ]; then
     --torch-workers "${workers[@]}" --json "$image_json" >/dev/null
   image_args=(--image "$image_json")
 fi
+
 echo
 "$py" bench/report_data.py --cxx "$cxx_json" "${image_args[@]}"
 grep '^ratio ' "$out/ratios.log" || true

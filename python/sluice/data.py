@@ -1256,3 +1256,11 @@ def _iterator_stats(self):
 
 
 Iterator.stats = _iterator_stats
+
+
+# -- checkpoints (iterator.save / restore; sluice.train.Checkpoint: _data_checkpoint.py)
+
+from sluice import _data_checkpoint  # noqa: E402
+
+Iterator.save = _data_checkpoint.iterator_save
+Iterator.restore = _data_checkpoint.iterator_restore

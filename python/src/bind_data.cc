@@ -370,6 +370,7 @@ void BindData(nb::module_& m) {
   BindDataFrameworks(d);
   BindDataGlobalShuffle(d);
   BindDataAutotune(d);
+  BindDataCheckpoint(d);
 }
 
 }  // namespace sluice::python

@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "data/checkpoint_status.h"
 #include "data/dataset_util.h"
 #include "data/interruptible_wait.h"
 #include "data/model.h"
@@ -132,6 +133,10 @@ class MapDataset::Iterator : public DatasetIterator<MapDataset> {
 // any done slot (not deterministic). At most 2 x parallelism_ chunks of
 // slots (plus one) exist at once, and parallelism_ chunks are being mapped;
 // AUTOTUNE's tuner moves parallelism_ (Node::SetParallelism).
+// Save pauses the workers, waits for the chunks in flight to be published,
+// and saves the finished slots in order with the input's position after
+// them. With deterministic=false a restored iterator hands out the same set
+// of elements as the saved one would have, not necessarily in its order.
 class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
  public:
   // threads: num_parallel_calls, or kAutotune.
@@ -182,6 +187,58 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
 
   const ElementOrigin* origin() const override { return origin_ ? &*origin_ : nullptr; }
 
+  // Waits (holding no lock the workers need) until no chunk is in flight,
+  // then saves; the workers resume afterwards. Cancelled if the tree is
+  // cancelled meanwhile; the wait answers Ctrl-C as GetNext's does.
+  Status Save(IteratorStateWriter* w) override SLUICE_EXCLUDES(mu_, input_mu_) {
+    Status s;
+    {
+      MutexLock lock(&mu_);
+      paused_ = true;
+      space_cv_.SignalAll();  // a worker waiting for space holds input_mu_: it lets go
+      while (s.ok() && !cancelled_ && active_ > 0) s = InterruptibleWait(&idle_cv_, &mu_);
+    }
+    if (s.ok()) s = SavePaused(w);
+    MutexLock lock(&mu_);
+    paused_ = false;
+    park_cv_.SignalAll();
+    return s;
+  }
+
+  // REQUIRES: a fresh iterator (no GetNext yet).
+  Status Restore(IteratorStateReader* r) override SLUICE_EXCLUDES(mu_, input_mu_) {
+    if (!threads_.empty()) return Status(Code::kFailedPrecondition, "ParallelMap: Restore after GetNext");
+    int64_t epoch = 0, next_index = 0, live = 0;
+    bool input_done = false;
+    SLUICE_RETURN_IF_ERROR(r->ReadInt("epoch", &epoch));
+    SLUICE_RETURN_IF_ERROR(r->ReadInt("next_index", &next_index));
+    SLUICE_RETURN_IF_ERROR(r->ReadBool("input_done", &input_done));
+    SLUICE_RETURN_IF_ERROR(r->ReadInt("slots.size", &live));
+    std::deque<std::shared_ptr<Slot>> slots;
+    for (int64_t i = 0; i < live; ++i) {
+      auto slot = std::make_shared<Slot>();
+      SLUICE_RETURN_IF_ERROR(ReadSlot(*r, "slots." + std::to_string(i), slot.get()));
+      slots.push_back(std::move(slot));
+    }
+    if (input_done) {
+      slots.push_back(std::make_shared<Slot>());
+      slots.back()->done = slots.back()->end = true;
+    }
+    epoch_ = static_cast<uint64_t>(epoch);
+    RestorePass(dataset_->epochs_, epoch_);
+    {
+      MutexLock lock(&mu_);
+      slots_ = std::move(slots);
+      next_index_ = static_cast<uint64_t>(next_index);
+      input_done_ = input_done;
+    }
+    // The input is restored even once done: its passes decide the next
+    // epochs' orders.
+    MutexLock input_lock(&input_mu_);
+    IteratorStateReader input = r->Child("input");
+    return input_->Restore(&input);
+  }
+
  private:
   struct Slot {
     bool done = false;
@@ -190,6 +247,53 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     Element element;
     std::optional<ElementOrigin> origin;  // of the input element, where known
   };
+
+  // With the workers paused and no chunk in flight: every slot is done.
+  Status SavePaused(IteratorStateWriter* w) SLUICE_EXCLUDES(mu_, input_mu_) {
+    MutexLock input_lock(&input_mu_);
+    bool input_done = false;
+    {
+      MutexLock lock(&mu_);
+      if (cancelled_) return errors::Cancelled("iterator was cancelled");
+      input_done = input_done_;
+      w->WriteInt("epoch", static_cast<int64_t>(epoch_));
+      w->WriteInt("next_index", static_cast<int64_t>(next_index_));
+      w->WriteBool("input_done", input_done_);
+      int64_t live = 0;
+      for (const std::shared_ptr<Slot>& slot : slots_) {
+        if (!slot->end) WriteSlot(w, "slots." + std::to_string(live++), *slot);
+      }
+      w->WriteInt("slots.size", live);
+    }
+    (void)input_done;
+    IteratorStateWriter input = w->Child("input");
+    return input_->Save(&input);
+  }
+
+  static void WriteSlot(IteratorStateWriter* w, const std::string& key, const Slot& slot) {
+    WriteStatus(w, key + ".status", slot.status);
+    if (slot.status.ok()) w->WriteElement(key, slot.element);
+    w->WriteBool(key + ".has_origin", slot.origin && slot.origin->file);
+    if (slot.origin && slot.origin->file) {
+      w->WriteBytes(key + ".origin_file", *slot.origin->file);
+      w->WriteInt(key + ".origin_record", slot.origin->record);
+    }
+  }
+  static Status ReadSlot(const IteratorStateReader& r, const std::string& key, Slot* slot) {
+    slot->done = true;
+    SLUICE_RETURN_IF_ERROR(ReadStatus(r, key + ".status", &slot->status));
+    if (slot->status.ok()) SLUICE_RETURN_IF_ERROR(r.ReadElement(key, &slot->element));
+    bool has_origin = false;
+    SLUICE_RETURN_IF_ERROR(r.ReadBool(key + ".has_origin", &has_origin));
+    if (!has_origin) return Status();
+    std::string file;
+    ElementOrigin origin;
+    SLUICE_RETURN_IF_ERROR(r.ReadBytes(key + ".origin_file", &file));
+    SLUICE_RETURN_IF_ERROR(r.ReadInt(key + ".origin_record", &origin.record));
+    origin.file = std::make_shared<const std::string>(std::move(file));
+    slot->origin = std::move(origin);
+    return Status();
+  }
 
   // Options are final by now (the root has started): AUTOTUNE starts
   // Model::max_parallelism() threads, of which parallelism_ work at once.
@@ -224,6 +328,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     ready_cv_.SignalAll();
     space_cv_.SignalAll();
     park_cv_.SignalAll();
+    idle_cv_.SignalAll();
   }
 
   void SetParallelismLocked(int64_t p) SLUICE_REQUIRES(mu_) {
@@ -265,7 +370,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
       bool end = false;
       {
         MutexLock lock(&mu_);
-        while (!cancelled_ && !input_done_ && index >= parallelism_) park_cv_.Wait(&mu_);
+        while (!cancelled_ && !input_done_ && (paused_ || index >= parallelism_)) park_cv_.Wait(&mu_);
         if (cancelled_ || input_done_) return;
       }
       {
@@ -273,12 +378,15 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
         const size_t want = ChunkSize();
         {
           MutexLock lock(&mu_);
-          while (!cancelled_ && !input_done_ && slots_.size() >= want * 2 * static_cast<size_t>(parallelism_)) {
+          while (!cancelled_ && !input_done_ && !paused_ &&
+                 slots_.size() >= want * 2 * static_cast<size_t>(parallelism_)) {
             ++workers_waiting_;
             space_cv_.Wait(&mu_);
             --workers_waiting_;
           }
           if (cancelled_ || input_done_) return;
+          if (paused_) continue;  // a Save: park, releasing input_mu_
+          ++active_;
           first_index = next_index_;
           for (size_t j = 0; j < want; ++j) {
             chunk.push_back(std::make_shared<Slot>());
@@ -341,6 +449,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
         chunk[j]->done = true;
         if (j < n && chunk[j]->status.ok()) chunk[j]->element = std::move(elements[j]);
       }
+      if (--active_ == 0 && paused_) idle_cv_.SignalAll();
       if (consumer_waiting_) ready_cv_.Signal();
       if (end) return;
     }
@@ -364,7 +473,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
 
   // Constant after construction.
   const bool autotune_;
-  const uint64_t epoch_;
+  uint64_t epoch_;                      // Restore sets it before the workers start
   const std::shared_ptr<Model> model_;  // may be null
 
   Mutex input_mu_ SLUICE_ACQUIRED_BEFORE(mu_);
@@ -387,6 +496,9 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
   bool cancelled_ SLUICE_GUARDED_BY(mu_) = false;
   bool consumer_waiting_ SLUICE_GUARDED_BY(mu_) = false;
   int workers_waiting_ SLUICE_GUARDED_BY(mu_) = 0;
+  bool paused_ SLUICE_GUARDED_BY(mu_) = false;  // a Save is waiting or saving: no new chunks
+  int64_t active_ SLUICE_GUARDED_BY(mu_) = 0;   // chunks reserved and not yet published
+  CondVar idle_cv_;                             // active_ fell to 0 during a Save, or cancelled
   std::atomic<int64_t> call_ns_{0};  // average time of one call (EWMA)
 
   std::optional<ElementOrigin> origin_;  // of the element returned last; consumer only
