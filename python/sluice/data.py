@@ -1256,3 +1256,23 @@ def _iterator_stats(self):
 
 
 Iterator.stats = _iterator_stats
+
+
+# -- pickling: a dataset crosses process boundaries as its recipe (_data_pickle.py)
+
+from sluice import _data_pickle  # noqa: E402
+
+
+def _copy_dataset(self, memo=None):
+    """A dataset is immutable: a copy shares its engine dataset (no rebuild, unlike pickling)."""
+    out = DatasetV2.__new__(type(self))
+    out.__dict__.update(self.__dict__)
+    return out
+
+
+DatasetV2.__reduce__ = _data_pickle.reduce_dataset
+DatasetV2.__copy__ = _copy_dataset
+DatasetV2.__deepcopy__ = _copy_dataset
+Iterator.__reduce__ = _data_pickle.reduce_iterator
+_data_pickle.record_recipes(DatasetV2, (TFRecordDataset, TextLineDataset, FixedLengthRecordDataset), _Experimental)
+_data_pickle.record_native_fns(_Ops, _NativeFn)
