@@ -1,0 +1,61 @@
+// The statistics of a sequential stage's GetNext in its Node: every element
+// counted, one call in Node::kSampleEvery timed (its time in input GetNext
+// calls as wait, the rest as the stage's own work) and its bytes counted,
+// each sample standing for kSampleEvery elements, as map and batch count.
+// Private to src/data.
+//
+// Thread-safety: one StageTimer per GetNext call, on the calling thread (a
+// sequential stage's node has a single writer).
+#ifndef SLUICE_SRC_DATA_STAGE_TIMER_H_
+#define SLUICE_SRC_DATA_STAGE_TIMER_H_
+
+#include <cstdint>
+
+#include "data/model.h"
+#include "sluice/core/element.h"
+#include "sluice/core/status.h"
+#include "sluice/data/dataset.h"
+
+namespace sluice::data {
+
+class StageTimer {
+ public:
+  explicit StageTimer(Node& node)
+      : node_(node), sample_(node.SampleNext()), start_ns_(sample_ ? NowNanos() : 0) {}
+  StageTimer(const StageTimer&) = delete;
+  StageTimer& operator=(const StageTimer&) = delete;
+
+  // input->GetNext, its time counted as waiting for the input.
+  Status Input(IteratorBase* input, Element* out, bool* end_of_sequence) {
+    if (!sample_) return input->GetNext(out, end_of_sequence);
+    const int64_t t0 = NowNanos();
+    Status s = input->GetNext(out, end_of_sequence);
+    wait_ns_ += NowNanos() - t0;
+    return s;
+  }
+
+  // The call hands out `out`: counts it (and, if sampled, its times and bytes).
+  void Produced(const Element& out) {
+    if (sample_) {
+      Node::Bump(node_.wait_ns, wait_ns_ * Node::kSampleEvery);
+      Node::Bump(node_.busy_ns, (NowNanos() - start_ns_ - wait_ns_) * Node::kSampleEvery);
+      Node::Bump(node_.bytes, ElementBytes(out) * Node::kSampleEvery);
+    }
+    Node::Bump(node_.elements, 1);
+  }
+  // Ends a call: counts `out` if the call produced it (`s` OK, not the end).
+  Status Finish(Status s, const Element& out, bool end_of_sequence) {
+    if (s.ok() && !end_of_sequence) Produced(out);
+    return s;
+  }
+
+ private:
+  Node& node_;
+  const bool sample_;
+  const int64_t start_ns_;
+  int64_t wait_ns_ = 0;
+};
+
+}  // namespace sluice::data
+
+#endif  // SLUICE_SRC_DATA_STAGE_TIMER_H_
