@@ -34,6 +34,16 @@ class StageTimer {
     return s;
   }
 
+  // read() (which reads from the input), its time counted as waiting.
+  template <class Read>
+  Status Inputs(Read&& read) {
+    if (!sample_) return read();
+    const int64_t t0 = NowNanos();
+    Status s = read();
+    wait_ns_ += NowNanos() - t0;
+    return s;
+  }
+
   // The call hands out `out`: counts it (and, if sampled, its times and bytes).
   void Produced(const Element& out) {
     if (sample_) {
