@@ -20,49 +20,56 @@ namespace sluice::data {
 
 class StageTimer {
  public:
-  explicit StageTimer(Node& node)
-      : node_(node), sample_(node.SampleNext()), start_ns_(sample_ ? NowNanos() : 0) {}
+  explicit StageTimer(Node& node) : node_(node), sample_(node.SampleNext()) {}
   StageTimer(const StageTimer&) = delete;
   StageTimer& operator=(const StageTimer&) = delete;
 
   // input->GetNext, its time counted as waiting for the input.
-  Status Input(IteratorBase* input, Element* out, bool* end_of_sequence) {
-    if (!sample_) return input->GetNext(out, end_of_sequence);
-    const int64_t t0 = NowNanos();
-    Status s = input->GetNext(out, end_of_sequence);
-    wait_ns_ += NowNanos() - t0;
-    return s;
+  [[gnu::always_inline]] Status Input(IteratorBase* input, Element* out, bool* end_of_sequence) {
+    if (!sample_) [[likely]] return input->GetNext(out, end_of_sequence);
+    return SampledInput(input, out, end_of_sequence);
   }
 
   // read() (which reads from the input), its time counted as waiting.
   template <class Read>
   Status Inputs(Read&& read) {
-    if (!sample_) return read();
-    const int64_t t0 = NowNanos();
+    if (!sample_) [[likely]] return read();
+    // The clock is read at the first input call, not at the start of the
+    // call: the stage's work before its first read is a few instructions.
+    const int64_t t0 = last_ns_ != 0 ? NowNanos() : (start_ns_ = NowNanos());
     Status s = read();
-    wait_ns_ += NowNanos() - t0;
+    last_ns_ = NowNanos();
+    wait_ns_ += last_ns_ - t0;
     return s;
   }
 
   // The call hands out `out`: counts it (and, if sampled, its times and bytes).
-  void Produced(const Element& out) {
-    if (sample_) {
-      Node::Bump(node_.wait_ns, wait_ns_ * Node::kSampleEvery);
-      Node::Bump(node_.busy_ns, (NowNanos() - start_ns_ - wait_ns_) * Node::kSampleEvery);
-      Node::Bump(node_.bytes, ElementBytes(out) * Node::kSampleEvery);
-    }
+  [[gnu::always_inline]] void Produced(const Element& out) {
+    if (sample_) [[unlikely]] RecordSample(out);
     Node::Bump(node_.elements, 1);
   }
+
   // Ends a call: counts `out` if the call produced it (`s` OK, not the end).
-  Status Finish(Status s, const Element& out, bool end_of_sequence) {
+  [[gnu::always_inline]] Status Finish(Status s, const Element& out, bool end_of_sequence) {
     if (s.ok() && !end_of_sequence) Produced(out);
     return s;
   }
 
  private:
+  [[gnu::noinline]] Status SampledInput(IteratorBase* input, Element* out, bool* end_of_sequence) {
+    return Inputs([&] { return input->GetNext(out, end_of_sequence); });
+  }
+  [[gnu::noinline]] void RecordSample(const Element& out) {
+    const int64_t own = start_ns_ != 0 ? NowNanos() - start_ns_ - wait_ns_ : 0;
+    Node::Bump(node_.wait_ns, wait_ns_ * Node::kSampleEvery);
+    Node::Bump(node_.busy_ns, own * Node::kSampleEvery);
+    Node::Bump(node_.bytes, ElementBytes(out) * Node::kSampleEvery);
+  }
+
   Node& node_;
   const bool sample_;
-  const int64_t start_ns_;
+  int64_t start_ns_ = 0;  // at the first input call (0: none yet)
+  int64_t last_ns_ = 0;   // when the last input call returned
   int64_t wait_ns_ = 0;
 };
 
