@@ -81,3 +81,18 @@ def _spin(x):
     while time.perf_counter() < end:
         pass
     return x
+
+
+def test_file_cache_window_rebatch_and_choose_are_listed(tmp_path):
+    path = str(tmp_path / "cache")
+    for epoch_elements in (6, 6):  # the first pass writes the cache file, the second reads it
+        it, n = _drain(sd.Dataset.range(6).cache(path))
+        assert n == 6
+        assert _by_name(it)["Cache"]["elements"] == epoch_elements
+    it, n = _drain(sd.Dataset.range(10).batch(4).rebatch(5))
+    assert (n, _by_name(it)["Rebatch"]["elements"]) == (2, 2)
+    it, n = _drain(sd.Dataset.range(7).window(3, drop_remainder=True))
+    assert (n, _by_name(it)["Window"]["elements"]) == (2, 2)
+    choice = sd.Dataset.from_tensor_slices(np.array([0, 1, 1, 0], dtype=np.int64))
+    it, n = _drain(sd.Dataset.choose_from_datasets([sd.Dataset.range(5), sd.Dataset.range(5)], choice))
+    assert (n, _by_name(it)["DirectedInterleave"]["elements"]) == (4, 4)

@@ -22,6 +22,8 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
+#include "data/stage_timer.h"
 #include "data/element_codec.h"
 #include "sluice/data/datasets.h"
 #include "sluice/io/crc32c.h"
@@ -196,18 +198,24 @@ class FileCacheDataset : public DatasetBase {
   int64_t cardinality() const override { return input_->cardinality(); }
   std::string DebugName() const override { return "Cache"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
-    if (io::DefaultFileSystem()->FileExists(filename_).ok()) return std::make_unique<ReadIterator>(this);
+    if (io::DefaultFileSystem()->FileExists(filename_).ok()) return std::make_unique<ReadIterator>(this, ctx);
     return std::make_unique<WriteIterator>(this, ctx);
   }
 
  private:
   class ReadIterator : public DatasetIterator<FileCacheDataset> {
    public:
-    explicit ReadIterator(const FileCacheDataset* d) : DatasetIterator(d), reader_(d->filename_) {}
-    Status GetNext(Element* out, bool* end_of_sequence) override { return reader_.GetNext(out, end_of_sequence); }
+    ReadIterator(const FileCacheDataset* d, const IteratorContext& ctx)
+        : DatasetIterator(d), reader_(d->filename_), node_(NewNode(ctx, "Cache")) {}
+    Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
+      Status s = reader_.GetNext(out, end_of_sequence);
+      return timer.Finish(std::move(s), *out, *end_of_sequence);
+    }
 
    private:
     CacheReader reader_;
+    const std::shared_ptr<Node> node_;
   };
 
   // Passes the input through, writing each element; an input error passes
@@ -215,8 +223,12 @@ class FileCacheDataset : public DatasetBase {
   class WriteIterator : public DatasetIterator<FileCacheDataset> {
    public:
     WriteIterator(const FileCacheDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), writer_(d->filename_) {}
+        : DatasetIterator(d),
+          input_(d->input_->MakeIteratorInternal(ctx)),
+          writer_(d->filename_),
+          node_(NewNode(ctx, "Cache")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       if (done_) {
         *end_of_sequence = true;
         return Status();
@@ -225,12 +237,12 @@ class FileCacheDataset : public DatasetBase {
         SLUICE_RETURN_IF_ERROR(writer_.Start());
         started_ = true;
       }
-      SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+      SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
       if (*end_of_sequence) {
         done_ = true;
         return writer_.Finish();
       }
-      return writer_.Append(*out);
+      return timer.Finish(writer_.Append(*out), *out, false);
     }
 
    private:
@@ -238,6 +250,7 @@ class FileCacheDataset : public DatasetBase {
     CacheWriter writer_;
     bool started_ = false;
     bool done_ = false;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;
