@@ -1149,7 +1149,8 @@ DatasetSpec = _data_xforms.DatasetSpec
 def _transformation(method):
     """tf.data.experimental's form of a Dataset method: a function for ``dataset.apply``."""
     def make(*args, **kwargs):
-        return lambda dataset: method(dataset, *args, **kwargs)
+        # Looked up when applied: the method as wrapped last (pickling records its recipe).
+        return lambda dataset: getattr(DatasetV2, method.__name__)(dataset, *args, **kwargs)
     make.__name__ = method.__name__
     make.__doc__ = "``tf.data.experimental.%s``: for ``dataset.apply``; see ``Dataset.%s``." % (
         method.__name__, method.__name__)

@@ -101,6 +101,12 @@ def test_tfrecord_pipeline_with_native_parse_pickles(tmp_path):
     assert _values(sd.TFRecordDataset(path).map(fn).map(label_of)) == [0, 1, 2, 3, 4]
 
 
+def test_applied_transformations_pickle_as_the_calls_they_made():
+    ds = sd.Dataset.from_tensor_slices(np.array([1, 1, 2, 3], dtype=np.int64)).apply(sd.experimental.unique())
+    ds = ds.apply(sd.experimental.map_and_batch(plus_one, 2))
+    assert _values(pickle.loads(pickle.dumps(ds))) == [[2, 3], [4]]
+
+
 def test_lambda_map_raises_naming_the_stage_and_what_to_do():
     ds = sd.Dataset.range(3).map(lambda x: x * 2).batch(2)
     with pytest.raises(pickle.PicklingError, match=r"Dataset\.map \(the Map stage\).*map_func=.*lambda") as e:
