@@ -1149,7 +1149,8 @@ DatasetSpec = _data_xforms.DatasetSpec
 def _transformation(method):
     """tf.data.experimental's form of a Dataset method: a function for ``dataset.apply``."""
     def make(*args, **kwargs):
-        return lambda dataset: method(dataset, *args, **kwargs)
+        # Looked up when applied: the method as wrapped last (pickling records its recipe).
+        return lambda dataset: getattr(DatasetV2, method.__name__)(dataset, *args, **kwargs)
     make.__name__ = method.__name__
     make.__doc__ = "``tf.data.experimental.%s``: for ``dataset.apply``; see ``Dataset.%s``." % (
         method.__name__, method.__name__)
@@ -1264,3 +1265,21 @@ from sluice import _data_checkpoint  # noqa: E402
 
 Iterator.save = _data_checkpoint.iterator_save
 Iterator.restore = _data_checkpoint.iterator_restore
+# -- pickling: a dataset crosses process boundaries as its recipe (_data_pickle.py)
+
+from sluice import _data_pickle  # noqa: E402
+
+
+def _copy_dataset(self, memo=None):
+    """A dataset is immutable: a copy shares its engine dataset (no rebuild, unlike pickling)."""
+    out = DatasetV2.__new__(type(self))
+    out.__dict__.update(self.__dict__)
+    return out
+
+
+DatasetV2.__reduce__ = _data_pickle.reduce_dataset
+DatasetV2.__copy__ = _copy_dataset
+DatasetV2.__deepcopy__ = _copy_dataset
+Iterator.__reduce__ = _data_pickle.reduce_iterator
+_data_pickle.record_recipes(DatasetV2, (TFRecordDataset, TextLineDataset, FixedLengthRecordDataset), _Experimental)
+_data_pickle.record_native_fns(_Ops, _NativeFn)

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/core/mutex.h"
 #include "sluice/data/datasets.h"
 
@@ -38,18 +40,21 @@ class RepeatDataset : public UnaryDataset {
  private:
   class Iterator : public DatasetIterator<RepeatDataset> {
    public:
-    Iterator(const RepeatDataset* d, const IteratorContext& ctx) : DatasetIterator(d), ctx_(ctx) {}
+    // Its node comes before its input's: the input is made at the first GetNext (and every epoch).
+    Iterator(const RepeatDataset* d, const IteratorContext& ctx)
+        : DatasetIterator(d), ctx_(ctx), node_(NewNode(ctx, "Repeat")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       const int64_t count = dataset_->count_;
       while (count < 0 || epoch_ < count) {
         if (!input_) {
           input_ = dataset_->input_->MakeIteratorInternal(ctx_);
           produced_this_epoch_ = false;
         }
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
         if (!*end_of_sequence) {
           produced_this_epoch_ = true;
-          return Status();
+          return timer.Finish(Status(), *out, false);
         }
         input_.reset();
         ++epoch_;
@@ -88,6 +93,7 @@ class RepeatDataset : public UnaryDataset {
     std::unique_ptr<IteratorBase> input_;
     int64_t epoch_ = 0;
     bool produced_this_epoch_ = false;
+    const std::shared_ptr<Node> node_;
   };
   const int64_t count_;
 };
@@ -118,24 +124,26 @@ class TakeSkipDataset : public UnaryDataset {
   class Iterator : public DatasetIterator<TakeSkipDataset> {
    public:
     Iterator(const TakeSkipDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, d->DebugName())) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       const int64_t count = dataset_->count_;
       if (dataset_->take_) {
         if (count >= 0 && seen_ >= count) {
           *end_of_sequence = true;
           return Status();
         }
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
         if (!*end_of_sequence) ++seen_;
-        return Status();
+        return timer.Finish(Status(), *out, *end_of_sequence);
       }
       while (count < 0 || seen_ < count) {
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
         if (*end_of_sequence) return Status();
         ++seen_;
       }
-      return input_->GetNext(out, end_of_sequence);
+      Status s = timer.Input(input_.get(), out, end_of_sequence);
+      return timer.Finish(std::move(s), *out, *end_of_sequence);
     }
 
     const ElementOrigin* origin() const override { return input_->origin(); }
@@ -154,6 +162,7 @@ class TakeSkipDataset : public UnaryDataset {
    private:
     std::unique_ptr<IteratorBase> input_;
     int64_t seen_ = 0;
+    const std::shared_ptr<Node> node_;
   };
   const int64_t count_;
   const bool take_;
@@ -177,12 +186,13 @@ class ShardDataset : public UnaryDataset {
   class Iterator : public DatasetIterator<ShardDataset> {
    public:
     Iterator(const ShardDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Shard")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       while (true) {
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
         if (*end_of_sequence) return Status();
-        if (next_index_++ % dataset_->num_shards_ == dataset_->index_) return Status();
+        if (next_index_++ % dataset_->num_shards_ == dataset_->index_) return timer.Finish(Status(), *out, false);
       }
     }
 
@@ -200,6 +210,7 @@ class ShardDataset : public UnaryDataset {
    private:
     std::unique_ptr<IteratorBase> input_;
     int64_t next_index_ = 0;
+    const std::shared_ptr<Node> node_;
   };
   const int64_t num_shards_;
   const int64_t index_;
@@ -237,8 +248,10 @@ class ZipDataset : public DatasetBase {
    public:
     Iterator(const ZipDataset* d, const IteratorContext& ctx) : DatasetIterator(d) {
       for (const DatasetPtr& in : d->inputs_) inputs_.push_back(in->MakeIteratorInternal(ctx));
+      node_ = NewNode(ctx, "Zip");
     }
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       if (ended_) {
         *end_of_sequence = true;
         return Status();
@@ -246,14 +259,14 @@ class ZipDataset : public DatasetBase {
       out->clear();
       Element e;
       for (auto& in : inputs_) {
-        SLUICE_RETURN_IF_ERROR(in->GetNext(&e, end_of_sequence));
+        SLUICE_RETURN_IF_ERROR(timer.Input(in.get(), &e, end_of_sequence));
         if (*end_of_sequence) {
           ended_ = true;
           return Status();
         }
         for (Tensor& t : e) out->push_back(std::move(t));
       }
-      return Status();
+      return timer.Finish(Status(), *out, false);
     }
 
     // Input i under "input_<i>", also after the end (their passes number
@@ -278,6 +291,7 @@ class ZipDataset : public DatasetBase {
    private:
     std::vector<std::unique_ptr<IteratorBase>> inputs_;
     bool ended_ = false;
+    std::shared_ptr<Node> node_;  // made after the inputs' (sources first)
   };
   const std::vector<DatasetPtr> inputs_;
 };
@@ -312,12 +326,13 @@ class ConcatenateDataset : public DatasetBase {
   class Iterator : public DatasetIterator<ConcatenateDataset> {
    public:
     Iterator(const ConcatenateDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), ctx_(ctx), first_(d->a_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), ctx_(ctx), first_(d->a_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Concatenate")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       while (part_ < 2) {
         IteratorBase* input = part_ == 0 ? first_.get() : second_.get();
-        SLUICE_RETURN_IF_ERROR(input->GetNext(out, end_of_sequence));
-        if (!*end_of_sequence) return Status();
+        SLUICE_RETURN_IF_ERROR(timer.Input(input, out, end_of_sequence));
+        if (!*end_of_sequence) return timer.Finish(Status(), *out, false);
         if (++part_ == 1 && !second_) second_ = dataset_->b_->MakeIteratorInternal(ctx_);
       }
       *end_of_sequence = true;
@@ -354,6 +369,7 @@ class ConcatenateDataset : public DatasetBase {
     const IteratorContext ctx_;
     std::unique_ptr<IteratorBase> first_, second_;
     int64_t part_ = 0;  // the input being read: 0, 1, or 2 when both have ended
+    const std::shared_ptr<Node> node_;
   };
   const DatasetPtr a_, b_;
 };
@@ -384,15 +400,18 @@ class CacheDataset : public UnaryDataset {
     Iterator(const CacheDataset* d, const IteratorContext& ctx, std::shared_ptr<const std::vector<Element>> cached)
         : DatasetIterator(d), ctx_(ctx), cached_(std::move(cached)) {
       if (!cached_) input_ = d->input_->MakeIteratorInternal(ctx);
+      node_ = NewNode(ctx, "Cache");
     }
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       if (cached_) {
         *end_of_sequence = next_ >= cached_->size();
         if (!*end_of_sequence) *out = (*cached_)[next_++];
-        return Status();
+        return timer.Finish(Status(), *out, *end_of_sequence);
       }
-      SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+      SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
       if (!*end_of_sequence) {
+        timer.Produced(*out);
         writing_.push_back(*out);
       } else if (input_) {
         auto done = std::make_shared<const std::vector<Element>>(std::move(writing_));
@@ -454,6 +473,7 @@ class CacheDataset : public UnaryDataset {
     std::unique_ptr<IteratorBase> input_;
     std::vector<Element> writing_;
     size_t next_ = 0;
+    std::shared_ptr<Node> node_;  // made after the input's (sources first)
   };
   mutable CacheState state_;
 };

@@ -5,6 +5,7 @@
 #include "core/bulk_copy.h"
 #include "data/dataset_util.h"
 #include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::data {
@@ -248,17 +249,19 @@ class PaddedBatchDataset : public DatasetBase {
   class Iterator : public DatasetIterator<PaddedBatchDataset> {
    public:
     Iterator(const PaddedBatchDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "PaddedBatch")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       const PaddedBatchDataset& d = *dataset_;
-      SLUICE_RETURN_IF_ERROR(ReadBatch(input_.get(), d.batch_size_, d.drop_remainder_, &batch_, end_of_sequence));
+      SLUICE_RETURN_IF_ERROR(timer.Inputs(
+          [&] { return ReadBatch(input_.get(), d.batch_size_, d.drop_remainder_, &batch_, end_of_sequence); }));
       if (*end_of_sequence) return Status();
       out->clear();
       for (size_t c = 0; c < batch_[0].size(); ++c) {
         SLUICE_ASSIGN_OR_RETURN(Tensor padded, PadComponent(c));
         out->push_back(std::move(padded));
       }
-      return Status();
+      return timer.Finish(Status(), *out, false);
     }
 
     // A batch is read whole within GetNext: only the input has a position.
@@ -307,6 +310,7 @@ class PaddedBatchDataset : public DatasetBase {
 
     std::unique_ptr<IteratorBase> input_;
     std::vector<Element> batch_;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;
@@ -346,10 +350,11 @@ class UnbatchDataset : public DatasetBase {
   class Iterator : public DatasetIterator<UnbatchDataset> {
    public:
     Iterator(const UnbatchDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Unbatch")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       while (index_ >= size_) {
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(&current_, end_of_sequence));
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), &current_, end_of_sequence));
         if (*end_of_sequence) return Status();
         index_ = 0;
         size_ = -1;
@@ -368,7 +373,7 @@ class UnbatchDataset : public DatasetBase {
       for (const Tensor& t : current_) out->push_back(t.Slice(index_));
       ++index_;
       *end_of_sequence = false;
-      return Status();
+      return timer.Finish(Status(), *out, false);
     }
 
     // The rows of the current input element not yet returned (as one
@@ -405,6 +410,7 @@ class UnbatchDataset : public DatasetBase {
     Element current_;
     int64_t index_ = 0;
     int64_t size_ = 0;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;

@@ -14,6 +14,8 @@
 
 #include "core/philox.h"
 #include "data/dataset_util.h"
+#include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::data {
@@ -205,13 +207,15 @@ class DirectedInterleaveDataset : public DatasetBase {
           exhausted_(d->inputs_.size(), false),
           active_(d->inputs_.size()) {
       for (const DatasetPtr& in : d->inputs_) inputs_.push_back(in->MakeIteratorInternal(ctx));
+      node_ = NewNode(ctx, "DirectedInterleave");
     }
 
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       while (!ended_) {
         Element choice;
         bool selector_end = false;
-        SLUICE_RETURN_IF_ERROR(selector_->GetNext(&choice, &selector_end));
+        SLUICE_RETURN_IF_ERROR(timer.Input(selector_.get(), &choice, &selector_end));
         if (selector_end) break;
         const int64_t i = choice[0].scalar<int64_t>();
         if (i < 0 || i >= static_cast<int64_t>(inputs_.size())) {
@@ -220,10 +224,10 @@ class DirectedInterleaveDataset : public DatasetBase {
         }
         if (exhausted_[i]) continue;  // draw again
         bool input_end = false;
-        SLUICE_RETURN_IF_ERROR(inputs_[i]->GetNext(out, &input_end));
+        SLUICE_RETURN_IF_ERROR(timer.Input(inputs_[i].get(), out, &input_end));
         if (!input_end) {
           *end_of_sequence = false;
-          return Status();
+          return timer.Finish(Status(), *out, false);
         }
         exhausted_[i] = true;
         if (dataset_->stop_on_empty_ || --active_ == 0) break;
@@ -273,6 +277,7 @@ class DirectedInterleaveDataset : public DatasetBase {
     std::vector<bool> exhausted_;  // inputs that have ended (kept: checkpoints save their passes)
     size_t active_;
     bool ended_ = false;
+    std::shared_ptr<Node> node_;  // made after the inputs' (sources first)
   };
 
   const DatasetPtr selector_;

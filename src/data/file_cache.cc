@@ -29,6 +29,8 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
+#include "data/stage_timer.h"
 #include "data/element_codec.h"
 #include "sluice/data/datasets.h"
 #include "sluice/io/crc32c.h"
@@ -224,15 +226,20 @@ class FileCacheDataset : public DatasetBase {
   int64_t cardinality() const override { return input_->cardinality(); }
   std::string DebugName() const override { return "Cache"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
-    if (io::DefaultFileSystem()->FileExists(filename_).ok()) return std::make_unique<ReadIterator>(this);
+    if (io::DefaultFileSystem()->FileExists(filename_).ok()) return std::make_unique<ReadIterator>(this, ctx);
     return std::make_unique<WriteIterator>(this, ctx);
   }
 
  private:
   class ReadIterator : public DatasetIterator<FileCacheDataset> {
    public:
-    explicit ReadIterator(const FileCacheDataset* d) : DatasetIterator(d), reader_(d->filename_) {}
-    Status GetNext(Element* out, bool* end_of_sequence) override { return reader_.GetNext(out, end_of_sequence); }
+    ReadIterator(const FileCacheDataset* d, const IteratorContext& ctx)
+        : DatasetIterator(d), reader_(d->filename_), node_(NewNode(ctx, "Cache")) {}
+    Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
+      Status s = reader_.GetNext(out, end_of_sequence);
+      return timer.Finish(std::move(s), *out, *end_of_sequence);
+    }
 
     Status Save(IteratorStateWriter* w) override {
       w->WriteBool("writing", false);
@@ -254,6 +261,7 @@ class FileCacheDataset : public DatasetBase {
 
    private:
     CacheReader reader_;
+    const std::shared_ptr<Node> node_;
   };
 
   // Passes the input through, writing each element; an input error passes
@@ -261,8 +269,12 @@ class FileCacheDataset : public DatasetBase {
   class WriteIterator : public DatasetIterator<FileCacheDataset> {
    public:
     WriteIterator(const FileCacheDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), writer_(d->filename_) {}
+        : DatasetIterator(d),
+          input_(d->input_->MakeIteratorInternal(ctx)),
+          writer_(d->filename_),
+          node_(NewNode(ctx, "Cache")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       if (done_) {
         *end_of_sequence = true;
         return Status();
@@ -271,13 +283,13 @@ class FileCacheDataset : public DatasetBase {
         SLUICE_RETURN_IF_ERROR(writer_.Start());
         started_ = true;
       }
-      SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+      SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
       if (*end_of_sequence) {
         done_ = true;
         return restored_ ? Status() : writer_.Finish();
       }
       ++count_;
-      return restored_ ? Status() : writer_.Append(*out);
+      return timer.Finish(restored_ ? Status() : writer_.Append(*out), *out, false);
     }
 
     Status Save(IteratorStateWriter* w) override {
@@ -285,7 +297,7 @@ class FileCacheDataset : public DatasetBase {
       w->WriteInt("count", count_);
       w->WriteBool("done", done_);
       IteratorStateWriter input = w->Child("input");
-      return done_ ? Status() : input_->Save(&input);
+      return input_->Save(&input);  // even once done: its passes decide the next epochs
     }
     Status Restore(IteratorStateReader* r) override {
       bool writing = false;
@@ -299,7 +311,6 @@ class FileCacheDataset : public DatasetBase {
       SLUICE_RETURN_IF_ERROR(r->ReadBool("done", &done_));
       restored_ = true;
       started_ = true;
-      if (done_) return Status();
       IteratorStateReader input = r->Child("input");
       return input_->Restore(&input);
     }
@@ -311,6 +322,7 @@ class FileCacheDataset : public DatasetBase {
     bool done_ = false;
     bool restored_ = false;  // resumed mid-pass: passes the input through without writing
     int64_t count_ = 0;      // elements returned
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;

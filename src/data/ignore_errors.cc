@@ -3,6 +3,8 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/core/logging.h"
 #include "sluice/data/datasets.h"
 
@@ -31,11 +33,15 @@ class IgnoreErrorsDataset : public DatasetBase {
   class Iterator : public DatasetIterator<IgnoreErrorsDataset> {
    public:
     Iterator(const IgnoreErrorsDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), skipped_(ctx.skipped_errors) {}
+        : DatasetIterator(d),
+          input_(d->input_->MakeIteratorInternal(ctx)),
+          skipped_(ctx.skipped_errors),
+          node_(NewNode(ctx, "IgnoreErrors")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       while (true) {
-        Status s = input_->GetNext(out, end_of_sequence);
-        if (s.ok() || errors::IsCancelled(s)) return s;
+        Status s = timer.Input(input_.get(), out, end_of_sequence);
+        if (s.ok() || errors::IsCancelled(s)) return timer.Finish(std::move(s), *out, *end_of_sequence);
         if (skipped_) skipped_->fetch_add(1, std::memory_order_relaxed);
         if (dataset_->log_warning_) LogWarning(WarningOf(s));
       }
@@ -54,6 +60,7 @@ class IgnoreErrorsDataset : public DatasetBase {
    private:
     std::unique_ptr<IteratorBase> input_;
     const std::shared_ptr<std::atomic<int64_t>> skipped_;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;

@@ -12,6 +12,7 @@
 #include "data/dataset_util.h"
 #include "data/interruptible_wait.h"
 #include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/core/mutex.h"
 #include "sluice/core/thread_pool.h"
 #include "sluice/data/datasets.h"
@@ -527,14 +528,16 @@ class FilterDataset : public DatasetBase {
   class Iterator : public DatasetIterator<FilterDataset> {
    public:
     Iterator(const FilterDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Filter")) {}
+    // A sampled call times the predicate of every element it drops as its own work.
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       while (true) {
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
         if (*end_of_sequence) return Status();
         Result<bool> keep = dataset_->predicate_(*out);
         if (!keep.ok()) return WithOrigin(keep.status(), input_->origin());
-        if (*keep) return Status();
+        if (*keep) return timer.Finish(Status(), *out, false);
       }
     }
 
@@ -551,6 +554,7 @@ class FilterDataset : public DatasetBase {
 
    private:
     std::unique_ptr<IteratorBase> input_;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::data {
@@ -51,10 +53,11 @@ class RebatchDataset : public DatasetBase {
   class Iterator : public DatasetIterator<RebatchDataset> {
    public:
     Iterator(const RebatchDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Rebatch")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       const int64_t want = dataset_->sizes_[next_size_];
-      while (!input_end_ && buffered_ - offset_ < want) SLUICE_RETURN_IF_ERROR(ReadBatch());
+      while (!input_end_ && buffered_ - offset_ < want) SLUICE_RETURN_IF_ERROR(timer.Inputs([&] { return ReadBatch(); }));
       const int64_t n = std::min(want, buffered_ - offset_);
       if (n == 0 || (n < want && dataset_->drop_remainder_)) {
         *end_of_sequence = true;
@@ -63,7 +66,7 @@ class RebatchDataset : public DatasetBase {
       SLUICE_RETURN_IF_ERROR(TakeRows(n, out));
       next_size_ = (next_size_ + 1) % dataset_->sizes_.size();
       *end_of_sequence = false;
-      return Status();
+      return timer.Finish(Status(), *out, false);
     }
 
     // The pending rows (the front batch from offset_ on, restored from row
@@ -160,6 +163,7 @@ class RebatchDataset : public DatasetBase {
     int64_t offset_ = 0;
     size_t next_size_ = 0;
     bool input_end_ = false;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;

@@ -14,6 +14,8 @@
 #include "core/philox.h"
 #include "data/dataset_util.h"
 #include "data/record_source.h"
+#include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::data {
@@ -60,13 +62,17 @@ class ShuffleDataset : public DatasetBase {
           input_(d->input_->MakeIteratorInternal(ctx)),
           pass_(pass),
           rng_(d->SeedsOf(pass).first, d->SeedsOf(pass).second),
-          buffer_(static_cast<size_t>(d->buffer_size_)) {}
+          buffer_(static_cast<size_t>(d->buffer_size_)),
+          node_(NewNode(ctx, "Shuffle")) {
+      Node::Set(node_->buffer_size, d->buffer_size_);
+    }
 
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       const int64_t n = dataset_->buffer_size_;
       while (!input_done_ && end_ - start_ < n) {
         bool end = false;
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(&buffer_[static_cast<size_t>(end_ % n)], &end));
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), &buffer_[static_cast<size_t>(end_ % n)], &end));
         if (end) {
           input_done_ = true;
           break;
@@ -86,7 +92,8 @@ class ShuffleDataset : public DatasetBase {
       if (!origins_.empty()) std::swap(origins_[index], origins_[static_cast<size_t>(start_ % n)]);
       ++start_;
       *end_of_sequence = false;
-      return Status();
+      Node::Set(node_->buffer_fill, end_ - start_);
+      return timer.Finish(Status(), *out, false);
     }
 
     // The live elements are saved in order, from start_ (a record a reader
@@ -167,6 +174,7 @@ class ShuffleDataset : public DatasetBase {
     int64_t start_ = 0;
     int64_t end_ = 0;
     bool input_done_ = false;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;

@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::data {
@@ -47,14 +49,15 @@ class UniqueDataset : public DatasetBase {
   class Iterator : public DatasetIterator<UniqueDataset> {
    public:
     Iterator(const UniqueDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Unique")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       while (true) {
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
         if (*end_of_sequence) return Status();
         if (out->size() != 1) return InvalidArgument("UniqueDataset only supports inputs with a single component.");
         SLUICE_RETURN_IF_ERROR(CheckDType((*out)[0].dtype()));
-        if (seen_.insert(ValueKey((*out)[0])).second) return Status();
+        if (seen_.insert(ValueKey((*out)[0])).second) return timer.Finish(Status(), *out, false);
       }
     }
 
@@ -95,6 +98,7 @@ class UniqueDataset : public DatasetBase {
    private:
     std::unique_ptr<IteratorBase> input_;
     std::unordered_set<std::string> seen_;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;

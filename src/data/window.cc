@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::data {
@@ -76,13 +78,14 @@ class WindowDataset : public DatasetBase {
   class Iterator : public DatasetIterator<WindowDataset> {
    public:
     Iterator(const WindowDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Window")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       const int64_t span = (dataset_->size_ - 1) * dataset_->stride_ + 1;
-      SLUICE_RETURN_IF_ERROR(SkipToStart());
+      SLUICE_RETURN_IF_ERROR(timer.Inputs([&] { return SkipToStart(); }));
       while (!input_end_ && static_cast<int64_t>(buffer_.size()) < span) {
         Element e;
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(&e, &input_end_));
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), &e, &input_end_));
         if (!input_end_) buffer_.push_back(std::move(e));
       }
       const bool full = static_cast<int64_t>(buffer_.size()) >= span;
@@ -96,7 +99,7 @@ class WindowDataset : public DatasetBase {
       }
       to_skip_ = dataset_->shift_;
       *end_of_sequence = false;
-      return Status();
+      return timer.Finish(Status(), *out, false);
     }
 
     Status Save(IteratorStateWriter* w) override {
@@ -134,6 +137,7 @@ class WindowDataset : public DatasetBase {
     std::deque<Element> buffer_;
     int64_t to_skip_ = 0;
     bool input_end_ = false;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;
