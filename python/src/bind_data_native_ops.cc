@@ -67,6 +67,14 @@ Result<data::NativeMap> BuildStep(const data::ElementSpec& spec, const std::stri
     return data::NormalizeMap(spec, c, Arg<std::vector<float>>(args, "mean", {}),
                               Arg<std::vector<float>>(args, "std", {}));
   }
+  if (name == "add" || name == "sub" || name == "rsub" || name == "mul" || name == "div") {
+    const data::ScalarOp op = name == "add"   ? data::ScalarOp::kAdd
+                              : name == "sub" ? data::ScalarOp::kSub
+                              : name == "rsub" ? data::ScalarOp::kReverseSub
+                              : name == "mul" ? data::ScalarOp::kMul
+                                              : data::ScalarOp::kDiv;
+    return data::ScalarArithmeticMap(spec, c, op, Arg<double>(args, "value", 0.0));
+  }
   if (name == "one_hot") return data::OneHotMap(spec, c, Arg<int64_t>(args, "depth", 0));
   if (name == "select") return data::SelectMap(spec, Arg<std::vector<size_t>>(args, "components", {}));
   return errors::InvalidArgument("no native op named '", name, "'");

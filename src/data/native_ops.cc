@@ -1,5 +1,6 @@
 #include "sluice/data/native_ops.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cassert>
 #include <bit>
@@ -245,6 +246,53 @@ Result<NativeMap> NormalizeMap(const ElementSpec& input, size_t component, std::
                   [options = std::move(options)](const Tensor& t) { return image::Normalize(t, options); });
 }
 
+namespace {
+
+template <class T>
+Result<Tensor> ApplyScalar(const Tensor& x, ScalarOp op, T v) {
+  Tensor out(x.dtype(), x.shape());
+  const T* in = x.data<T>();
+  T* o = out.data<T>();
+  const int64_t n = x.num_elements();
+  switch (op) {
+    case ScalarOp::kAdd: for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(in[i] + v); break;
+    case ScalarOp::kSub: for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(in[i] - v); break;
+    case ScalarOp::kReverseSub: for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(v - in[i]); break;
+    case ScalarOp::kMul: for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(in[i] * v); break;
+    case ScalarOp::kDiv: for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(in[i] / v); break;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<NativeMap> ScalarArithmeticMap(const ElementSpec& input, size_t component, ScalarOp op, double value) {
+  const DType in = DTypeOf(input, component);
+  const bool is_float = in == DType::kFloat32 || in == DType::kFloat64;
+  if (in != DType::kInvalid && !is_float && in != DType::kInt32 && in != DType::kInt64) {
+    return errors::InvalidArgument("scalar arithmetic: unsupported dtype ", DTypeName(in));
+  }
+  if (in != DType::kInvalid && !is_float && op == ScalarOp::kDiv) {
+    return errors::InvalidArgument("scalar arithmetic: no native integer division");
+  }
+  return PlainMap(input, component, "scalar arithmetic", DType::kInvalid, ShapeOf(input, component),
+                  [op, value](const Tensor& t) -> Result<Tensor> {
+                    switch (t.dtype()) {
+                      case DType::kFloat32: return ApplyScalar<float>(t, op, static_cast<float>(value));
+                      case DType::kFloat64: return ApplyScalar<double>(t, op, value);
+                      case DType::kInt32:
+                        if (op != ScalarOp::kDiv) return ApplyScalar<int32_t>(t, op, static_cast<int32_t>(value));
+                        break;
+                      case DType::kInt64:
+                        if (op != ScalarOp::kDiv) return ApplyScalar<int64_t>(t, op, static_cast<int64_t>(value));
+                        break;
+                      default:
+                        break;
+                    }
+                    return errors::InvalidArgument("scalar arithmetic: unsupported dtype ", DTypeName(t.dtype()));
+                  });
+}
+
 Result<NativeMap> OneHotMap(const ElementSpec& input, size_t component, int64_t depth) {
   if (depth < 0) return errors::InvalidArgument("one_hot: depth must be non-negative, got: ", depth);
   const PartialShape& in = ShapeOf(input, component);
@@ -267,6 +315,10 @@ Result<NativeMap> SelectMap(const ElementSpec& input, std::vector<size_t> compon
     out.spec.shapes.push_back(input.shapes[c]);
     if (!input.names.empty()) out.spec.names.push_back(input.names[c]);
   }
+  // Repeated components would repeat names, which name nothing: drop them.
+  std::vector<size_t> sorted = components;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) out.spec.names.clear();
   out.fn = [components = std::move(components)](Element e, ElementIndex) -> Result<Element> {
     std::vector<Tensor> picked;
     picked.reserve(components.size());

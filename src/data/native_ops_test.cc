@@ -132,6 +132,19 @@ TEST(NativeOpsTest, OneHotAndNormalize) {
   EXPECT_NEAR(out[0][0].data<float>()[0], 2.0f, 1e-6);
 }
 
+TEST(NativeOpsTest, ScalarArithmeticRoundsInTheComponentsDtype) {
+  DatasetPtr xs = Must(FromTensorSlices(Element({Tensor::FromVector<float>({255.0f, 3.0f})})));
+  NativeMap mul = *ScalarArithmeticMap(xs->element_spec(), 0, ScalarOp::kMul, 1.0 / 255);
+  NativeMap sub = *ScalarArithmeticMap(mul.spec, 0, ScalarOp::kSub, 0.5);
+  NativeMap m = Compose({mul, sub});
+  std::vector<Element> out = Elements(Must(MapWithIndex(xs, m.fn, m.spec)));
+  ASSERT_EQ(out.size(), 2u);
+  const float k = static_cast<float>(1.0 / 255);
+  EXPECT_EQ(out[1][0].scalar<float>(), 3.0f * k - 0.5f);
+  ElementSpec ints{{DType::kInt64}, {PartialShape({})}, {}};
+  EXPECT_EQ(ScalarArithmeticMap(ints, 0, ScalarOp::kDiv, 2).status().code(), Code::kInvalidArgument);
+}
+
 TEST(NativeOpsTest, ProducerStageCountsCallsAsIndices) {
   int calls = 0;
   train::TypedProducer in{[&calls]() -> Result<Element> {

@@ -66,6 +66,13 @@ Result<NativeMap> ResizeBilinearMap(const ElementSpec& input, size_t component, 
 // image::Normalize: (x on the [0, 1] scale - mean[c]) / stddev[c], float32.
 Result<NativeMap> NormalizeMap(const ElementSpec& input, size_t component, std::vector<float> mean,
                                std::vector<float> stddev);
+// x + value, x - value, value - x, x * value or x / value (TF's AddV2, Sub,
+// Mul, RealDiv with a scalar constant): `value` is converted to the
+// component's dtype first and each result rounded once, as TF computes.
+// Build errors: an unknown op; a dtype other than float32, float64, int32 or
+// int64 (int division is not offered).
+enum class ScalarOp { kAdd, kSub, kReverseSub, kMul, kDiv };
+Result<NativeMap> ScalarArithmeticMap(const ElementSpec& input, size_t component, ScalarOp op, double value);
 // tf.one_hot(indices, depth): float32 [.., depth].
 Result<NativeMap> OneHotMap(const ElementSpec& input, size_t component, int64_t depth);
 // The components `components` of the element, in that order (repeats share
