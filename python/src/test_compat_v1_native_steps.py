@@ -89,3 +89,18 @@ def test_a_random_op_shared_by_two_batched_tensors_falls_back_to_python(records)
         a = tf.image.per_image_standardization(flipped)
         tf.train.batch([flipped, a], batch_size=2)
         assert g.get_collection(tf.GraphKeys.QUEUE_RUNNERS)
+
+
+def test_shuffle_batch_join_of_one_chain_per_reader_runs_natively(records):
+    path, data = records
+    with tf.Graph().as_default() as g:
+        lists = []
+        for _ in range(2):
+            record = _read(path)
+            label = tf.cast(tf.strided_slice(record, [0], [LABEL]), tf.int32)
+            label.set_shape([1])
+            lists.append([label])
+        labels = tf.train.shuffle_batch_join(lists, batch_size=2, capacity=20, min_after_dequeue=2)
+        assert not g.get_collection(tf.GraphKeys.QUEUE_RUNNERS)
+        got = sorted(v for b in _run_all(labels) for v in b[0].ravel().tolist())
+    assert got == sorted([d[0] for d in data] * 2)

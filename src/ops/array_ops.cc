@@ -49,48 +49,65 @@ To Convert(From v) {
   }
 }
 
-// out[i] = x[src[i]] for a tensor of any dtype (strings copied).
-Tensor GatherFlat(const Tensor& x, TensorShape out_shape, const std::vector<int64_t>& src) {
-  Tensor out(x.dtype(), std::move(out_shape));
-  if (x.dtype() == DType::kString) {
-    const std::string* in = x.data<std::string>();
-    std::string* o = out.data<std::string>();
-    for (size_t i = 0; i < src.size(); ++i) o[i] = in[src[i]];
-    return out;
+// Copies `n` values of `size` bytes from `in` (stepping `step` values) to
+// contiguous `out`: one memcpy when contiguous, else a typed loop.
+void CopyRow(const char* in, int64_t step, int64_t n, size_t size, char* out) {
+  if (step == 1) {
+    std::memcpy(out, in, static_cast<size_t>(n) * size);
+    return;
   }
-  const size_t size = DTypeSize(x.dtype());
-  const auto* in = static_cast<const char*>(x.raw_data());
-  auto* o = static_cast<char*>(out.raw_data());
-  for (size_t i = 0; i < src.size(); ++i) std::memcpy(o + i * size, in + src[i] * size, size);
-  return out;
+  auto typed = [&](auto t) {
+    using T = decltype(t);
+    const T* src = reinterpret_cast<const T*>(in);
+    T* dst = reinterpret_cast<T*>(out);
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i, src + i * step, sizeof(T));
+  };
+  switch (size) {
+    case 1: typed(uint8_t{}); return;
+    case 2: typed(uint16_t{}); return;
+    case 4: typed(uint32_t{}); return;
+    case 8: typed(uint64_t{}); return;
+    default:
+      for (int64_t i = 0; i < n; ++i) std::memcpy(out + i * size, in + i * step * static_cast<int64_t>(size), size);
+  }
 }
 
-// The flat source index of each output element of a strided view of `shape`:
-// output dim d starts at start[d] and steps stride[d] (in elements of the
-// input's dim d) length[d] times.
-std::vector<int64_t> StridedIndices(std::span<const int64_t> shape, const std::vector<int64_t>& start,
-                                    const std::vector<int64_t>& stride, const std::vector<int64_t>& length) {
-  const size_t rank = shape.size();
-  std::vector<int64_t> step(rank, 1);  // the input's row-major strides
-  for (size_t d = rank; d-- > 1;) step[d - 1] = step[d] * shape[d];
-  int64_t total = 1;
-  for (int64_t n : length) total *= n;
-  std::vector<int64_t> out;
+// A new tensor of `out_shape` whose element (i_0, .., i_k) is x's flat
+// element start + sum(i_d * step[d]) (steps in elements, maybe negative).
+Tensor GatherView(const Tensor& x, std::span<const int64_t> out_shape, int64_t start, std::span<const int64_t> step) {
+  Tensor out(x.dtype(), TensorShape(out_shape));
+  const size_t rank = out_shape.size();
+  const int64_t total = out.num_elements();
   if (total == 0) return out;
-  out.reserve(static_cast<size_t>(total));
-  std::vector<int64_t> at(rank, 0);
-  int64_t base = 0;
-  for (size_t d = 0; d < rank; ++d) base += start[d] * step[d];
-  for (int64_t n = 0; n < total; ++n) {
-    int64_t offset = base;
-    for (size_t d = 0; d < rank; ++d) offset += at[d] * stride[d] * step[d];
-    out.push_back(offset);
-    for (size_t d = rank; d-- > 0;) {
-      if (++at[d] < length[d]) break;
+  const int64_t inner = rank == 0 ? 1 : out_shape[rank - 1];
+  const int64_t inner_step = rank == 0 ? 1 : step[rank - 1];
+  std::vector<int64_t> at(rank == 0 ? 0 : rank - 1, 0);
+  const bool strings = x.dtype() == DType::kString;
+  const size_t size = DTypeSize(x.dtype());
+  for (int64_t row = 0; row * inner < total; ++row) {
+    int64_t offset = start;
+    for (size_t d = 0; d < at.size(); ++d) offset += at[d] * step[d];
+    if (strings) {
+      const std::string* in = x.data<std::string>();
+      std::string* o = out.data<std::string>() + row * inner;
+      for (int64_t i = 0; i < inner; ++i) o[i] = in[offset + i * inner_step];
+    } else {
+      CopyRow(static_cast<const char*>(x.raw_data()) + offset * static_cast<int64_t>(size), inner_step, inner, size,
+              static_cast<char*>(out.raw_data()) + row * inner * static_cast<int64_t>(size));
+    }
+    for (size_t d = at.size(); d-- > 0;) {
+      if (++at[d] < out_shape[d]) break;
       at[d] = 0;
     }
   }
   return out;
+}
+
+// Row-major strides (in elements) of `shape`.
+std::vector<int64_t> RowMajorSteps(std::span<const int64_t> shape) {
+  std::vector<int64_t> step(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) step[d - 1] = step[d] * shape[d];
+  return step;
 }
 
 }  // namespace
@@ -188,12 +205,20 @@ Result<StridedSliceDims> ResolveStridedSlice(std::span<const int64_t> shape, con
 
 Result<Tensor> StridedSlice(const Tensor& x, const StridedSliceSpec& spec) {
   SLUICE_ASSIGN_OR_RETURN(StridedSliceDims dims, ResolveStridedSlice(x.shape().dims(), spec));
-  // Lengths of 0 make the start irrelevant (it may be out of range).
-  for (size_t d = 0; d < dims.length.size(); ++d) {
-    if (dims.length[d] == 0) return Tensor(x.dtype(), TensorShape(std::span<const int64_t>(dims.out_shape)));
+  // A view over every input dim (length 1 for a shrunk one), then the output
+  // shape drops the shrunk dims; lengths of 0 make the start irrelevant.
+  for (int64_t n : dims.length) {
+    if (n == 0) return Tensor(x.dtype(), TensorShape(std::span<const int64_t>(dims.out_shape)));
   }
-  return GatherFlat(x, TensorShape(std::span<const int64_t>(dims.out_shape)),
-                    StridedIndices(x.shape().dims(), dims.start, dims.stride, dims.length));
+  const std::vector<int64_t> in_step = RowMajorSteps(x.shape().dims());
+  int64_t start = 0;
+  std::vector<int64_t> step(in_step.size());
+  for (size_t d = 0; d < in_step.size(); ++d) {
+    start += dims.start[d] * in_step[d];
+    step[d] = dims.stride[d] * in_step[d];
+  }
+  Tensor view = GatherView(x, dims.length, start, step);
+  return Reshape(view, dims.out_shape);
 }
 
 Result<Tensor> Transpose(const Tensor& x, std::span<const int64_t> perm) {
@@ -206,24 +231,14 @@ Result<Tensor> Transpose(const Tensor& x, std::span<const int64_t> perm) {
   }
   if (!ok) return errors::InvalidArgument("transpose: perm must be a permutation of 0 .. ", rank, " - 1 (the input's rank)");
   const auto in = x.shape().dims();
-  std::vector<int64_t> in_step(rank, 1);
-  for (size_t d = rank; d-- > 1;) in_step[d - 1] = in_step[d] * in[d];
-  // Output dim d walks input dim perm[d]: a strided view with start 0 whose
-  // "shape" strides are the input's, reordered.
-  std::vector<int64_t> out_shape(rank), src;
-  for (size_t d = 0; d < rank; ++d) out_shape[d] = in[perm[d]];
-  src.reserve(static_cast<size_t>(x.num_elements()));
-  std::vector<int64_t> at(rank, 0);
-  for (int64_t n = 0; n < x.num_elements(); ++n) {
-    int64_t offset = 0;
-    for (size_t d = 0; d < rank; ++d) offset += at[d] * in_step[perm[d]];
-    src.push_back(offset);
-    for (size_t d = rank; d-- > 0;) {
-      if (++at[d] < out_shape[d]) break;
-      at[d] = 0;
-    }
+  const std::vector<int64_t> in_step = RowMajorSteps(in);
+  // Output dim d walks input dim perm[d].
+  std::vector<int64_t> out_shape(rank), step(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    out_shape[d] = in[perm[d]];
+    step[d] = in_step[perm[d]];
   }
-  return GatherFlat(x, TensorShape(std::span<const int64_t>(out_shape)), src);
+  return GatherView(x, out_shape, 0, step);
 }
 
 Result<Tensor> OneHot(const Tensor& indices, int64_t depth, float on_value, float off_value) {

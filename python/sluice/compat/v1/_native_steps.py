@@ -175,5 +175,8 @@ def step_chain(inner, chain_cls):
         steps = [("select", 0, {"components": picks})] + steps_for(seeds)
         return _input._native(lambda: _input._build(_core.data.producer_native_chain, producer._core, steps),
                               _input._Structure("list", size=len(inner)))
-    components = [("steps", s, tuple(op.name for op in ops)) for s, (_, ops) in zip(sources, walked)]
+    # What each component is, for batch_join's check that every list gives the same: the source and the steps.
+    components = [("steps", s[0], s[2], tuple((op.attrs["native_step"][0], repr(sorted(
+        (k, v) for k, v in op.attrs["native_step"][1].items() if k != "seed"))) for op in ops))
+        for s, (_, ops) in zip(sources, walked)]
     return chain_cls(build, components)
