@@ -36,6 +36,8 @@
 #   bench/run.sh compat    sluice.compat.v1's graph-mode image pipeline (a TF 1
 #                          program: reader -> parse -> decode_jpeg -> batch,
 #                          sess.run) vs the eager one (bench/compat_v1_bench.py);
+#                          and CIFAR-10 distorted_inputs native vs op by op vs
+#                          TF 1 ("ratio compat_v1 cifar10 pipeline vs tf1: x");
 #                          last line "ratio compat_v1 image pipeline vs eager: x".
 #
 # Environment:

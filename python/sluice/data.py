@@ -50,6 +50,7 @@ from sluice import _crop_options
 from sluice import dtypes as _dtypes
 from sluice import errors  # noqa: F401  (the exceptions iteration raises)
 from sluice import _data_sources
+from sluice import _data_native_ops
 from sluice.queue import _get_seed, _to_component
 from sluice.sparse_tensor import SparseTensor
 
@@ -1083,6 +1084,24 @@ class _Ops:
                                               npc, det)
             return Dataset(core, ds._structure)
         return _NativeFn(apply, "random_resized_crop")
+
+    # -- native element ops (sluice/_data_native_ops.py): consecutive ones fuse into one map stage
+    cast = staticmethod(_data_native_ops.cast)
+    chain = staticmethod(_data_native_ops.chain)
+    decode_raw = staticmethod(_data_native_ops.decode_raw)
+    normalize = staticmethod(_data_native_ops.normalize)
+    one_hot = staticmethod(_data_native_ops.one_hot)
+    per_image_standardization = staticmethod(_data_native_ops.per_image_standardization)
+    random_brightness = staticmethod(_data_native_ops.random_brightness)
+    random_contrast = staticmethod(_data_native_ops.random_contrast)
+    random_crop = staticmethod(_data_native_ops.random_crop)
+    random_flip_left_right = staticmethod(_data_native_ops.random_flip_left_right)
+    random_flip_up_down = staticmethod(_data_native_ops.random_flip_up_down)
+    reshape = staticmethod(_data_native_ops.reshape)
+    resize = staticmethod(_data_native_ops.resize)
+    slice = staticmethod(_data_native_ops.slice)
+    strided_slice = staticmethod(_data_native_ops.strided_slice)
+    transpose = staticmethod(_data_native_ops.transpose)
 
 
 ops = _Ops()

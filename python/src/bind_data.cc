@@ -38,6 +38,7 @@
 #include "bind_data.h"
 #include "bind_data_pass.h"
 #include "bind_data_autotune.h"
+#include "bind_data_native_ops.h"
 #include "sluice/core/mutex.h"
 #include "sluice/data/datasets.h"
 #include "sluice/data/map_ops.h"
@@ -371,6 +372,7 @@ void BindData(nb::module_& m) {
   BindDataGlobalShuffle(d);
   BindDataAutotune(d);
   BindDataCheckpoint(d);
+  BindDataNativeOps(d);
 }
 
 }  // namespace sluice::python

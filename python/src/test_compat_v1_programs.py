@@ -822,7 +822,8 @@ def _python_runners(g):
 
 
 @pytest.mark.parametrize("name", ["batch_join_multiple_readers", "preloaded_constant", "shuffle_batch",
-                                  "train_then_eval_sessions", "parse_after_batch"])
+                                  "train_then_eval_sessions", "parse_after_batch", "cifar10_distorted_inputs",
+                                  "mnist_fully_connected_reader", "reading_tfrecords"])
 def test_programs_whose_batch_is_all_native_use_no_python_runner(name, data_dir):
     env = {"tf": sltf, "np": np, "DATA": str(data_dir)}
     with sltf.Graph().as_default() as g:
@@ -831,8 +832,7 @@ def test_programs_whose_batch_is_all_native_use_no_python_runner(name, data_dir)
     assert env["ended"] is True
 
 
-@pytest.mark.parametrize("name", ["reading_tfrecords", "sparse_batching", "dynamic_pad", "cifar10_distorted_inputs",
-                                  "mnist_fully_connected_reader"])
+@pytest.mark.parametrize("name", ["sparse_batching", "dynamic_pad"])
 def test_programs_with_python_ops_fall_back_to_python_runners(name, data_dir):
     env = {"tf": sltf, "np": np, "DATA": str(data_dir)}
     with sltf.Graph().as_default() as g:

@@ -14,6 +14,7 @@ from sluice import _convert_ops
 from sluice import dtypes as _dtypes
 from sluice import errors
 from sluice.compat.v1 import _graph
+from sluice.compat.v1 import _native_steps
 from sluice.compat.v1._graph import Tensor, as_shape, make_op
 
 # ---- conversion -------------------------------------------------------------------------
@@ -84,7 +85,9 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     out_dtype = _dtypes.as_dtype(dtype) if dtype is not None else _infer_dtype(value)
     if _graph.executing_eagerly():
         return arr
-    return make_op("Const", (), lambda: arr, [(out_dtype, _graph.shape_of_value(arr))], name=name)
+    out = make_op("Const", (), lambda: arr, [(out_dtype, _graph.shape_of_value(arr))], name=name)
+    out.op.attrs["value"] = arr  # for lowering to native ops (_native_steps)
+    return out
 
 
 def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):
@@ -176,7 +179,8 @@ def _binary(op_type, fn, x, y, name=None, out_dtype=None):
     dtype = out_dtype or _dtype_of(x)
     if op_type == "RealDiv" and not dtype.is_floating:
         dtype = _dtypes.float64
-    return make_op(op_type, (x, y), fn, [(dtype, _broadcast_shape(_shape_of(x), _shape_of(y)))], name=name)
+    out = make_op(op_type, (x, y), fn, [(dtype, _broadcast_shape(_shape_of(x), _shape_of(y)))], name=name)
+    return _native_steps.tag_scalar(out, op_type, x, y)
 
 
 def _unary(op_type, fn, x, name=None, out_dtype=None):
@@ -379,7 +383,8 @@ def cast(x, dtype, name=None):
     if hasattr(x, "_map_values"):  # a SparseTensor of tensors
         return x._map_values(lambda v: cast(v, dtype))
     x = _in(x)
-    return make_op("Cast", (x,), lambda v: _convert_ops.cast(v, dtype), [(dtype, _shape_of(x))], name=name)
+    out = make_op("Cast", (x,), lambda v: _convert_ops.cast(v, dtype), [(dtype, _shape_of(x))], name=name)
+    return _native_steps.tag_cast(out, dtype)
 
 
 def to_float(x, name="ToFloat"):
@@ -451,7 +456,8 @@ def reshape(tensor, shape, name=None):
             raise errors.InvalidArgumentError(
                 None, None, "Input to reshape is a tensor with %d values, but the requested shape has %d"
                 % (v.size, builtins.int(np.prod(np.asarray(s))))) from None
-    return make_op("Reshape", (x, shape_in), compute, [(_dtype_of(x), out_shape)], name=name)
+    out = make_op("Reshape", (x, shape_in), compute, [(_dtype_of(x), out_shape)], name=name)
+    return _native_steps.tag(out, "reshape", shape=static) if static is not None else out
 
 
 def shape(input, name=None, out_type=_dtypes.int32):  # noqa: A002 - TF's name
@@ -558,10 +564,14 @@ def transpose(a, perm=None, name="transpose"):
     x = _in(a)
     s = _shape_of(x)
     out = _graph.unknown_shape()
+    p = None
     if s.rank is not None:
         p = list(perm) if perm is not None else list(range(s.rank))[::-1]
         out = as_shape([s[i] for i in p])
-    return make_op("Transpose", (x,), lambda v: np.transpose(_arr(v), perm), [(_dtype_of(x), out)], name=name)
+    t = make_op("Transpose", (x,), lambda v: np.transpose(_arr(v), perm), [(_dtype_of(x), out)], name=name)
+    if p is not None and builtins.all(isinstance(i, (builtins.int, np.integer)) for i in p):
+        _native_steps.tag(t, "transpose", perm=[builtins.int(i) for i in p])
+    return t
 
 
 def tile(input, multiples, name=None):  # noqa: A002
@@ -687,7 +697,8 @@ def strided_slice(input_, begin, end, strides=None, name=None, **masks):
     st = _static_ints(strides) if strides is not None else [1] * len(b)
     if b is None or e is None or st is None:
         _graph.not_provided("strided_slice of run-time bounds", "index the tensor with Python slices")
-    return getitem(input_, tuple(builtins.slice(x, y, z) for x, y, z in zip(b, e, st)))
+    out = getitem(input_, tuple(builtins.slice(x, y, z) for x, y, z in zip(b, e, st)))
+    return _native_steps.tag(out, "strided_slice", begin=b, end=e, strides=st)
 
 
 def where(condition, x=None, y=None, name=None):

@@ -11,7 +11,12 @@ without the GIL. The sources and ops it compiles:
 * ``reader.read(queue)``'s key and value themselves (parsed after batching);
 * the tensors of one ``slice_input_producer``;
 * a ``cast`` of any of these, applied after the dequeue (it commutes with
-  batching).
+  batching);
+* chains of element ops with a native counterpart (decode_raw, strided_slice,
+  reshape, transpose, cast, scalar arithmetic, random_crop / flips /
+  brightness / contrast, per_image_standardization) from a reader's record or
+  a parsed feature: one fused C++ map stage (``_native_steps``), as in
+  CIFAR-10's ``distorted_inputs`` and MNIST's ``fully_connected_reader``.
 
 ``batch_join`` / ``shuffle_batch_join`` compile when each list compiles to
 the same structure (one reader each, the TF 1 way to read in parallel).
@@ -22,6 +27,7 @@ from sluice import _parsing
 from sluice import train as _sl_train
 from sluice.compat.v1 import _graph
 from sluice.compat.v1 import _math_ops
+from sluice.compat.v1 import _native_steps
 from sluice.compat.v1._graph import as_shape, make_ctx_op
 from sluice.compat.v1._session import Resource
 
@@ -116,7 +122,8 @@ def _chain(flat):
     inner = [_strip_cast(t)[0] for t in flat]
     if not inner or not all(isinstance(t, _graph.Tensor) for t in inner):
         return None
-    return _reader_chain(inner) or _read_chain(inner) or _slice_chain(inner)
+    return (_reader_chain(inner) or _read_chain(inner) or _slice_chain(inner)
+            or _native_steps.step_chain(inner, _Chain))
 
 
 def try_native_batch(kind_name, tensors_list, batch_size, capacity, enqueue_many, shapes, dynamic_pad,
@@ -133,7 +140,9 @@ def try_native_batch(kind_name, tensors_list, batch_size, capacity, enqueue_many
     if any([_strip_cast(t)[1] for t in flat] != casts for flat in flats[1:]):
         return None
     inner = [_strip_cast(t)[0] for t in flats[0]]
-    static = [as_shape(s) for s in shapes] if shapes is not None else [t.shape for t in inner]
+    # A Cast keeps the shape: set_shape on the cast tells the tensor under it too.
+    static = ([as_shape(s) for s in shapes] if shapes is not None
+              else [t.shape.merge_with(f.shape) for t, f in zip(inner, flats[0])])
     if not dynamic_pad and not all(s.is_fully_defined() for s in static):
         return None
     eager_shapes = [list(s) for s in static]

@@ -9,6 +9,7 @@ from sluice import _parsing
 from sluice import dtypes as _dtypes
 from sluice.compat.v1 import _graph
 from sluice.compat.v1 import _math_ops
+from sluice.compat.v1 import _native_steps
 from sluice.compat.v1 import _sparse
 from sluice.compat.v1._graph import as_shape, make_op
 from sluice.sparse_tensor import SparseTensor as _EagerSparse
@@ -88,8 +89,11 @@ def decode_raw(input_bytes=None, out_type=None, little_endian=True, fixed_length
     size = out_type.as_numpy_dtype(0).itemsize if out_type != _dtypes.string else None
     last = (fixed_length // size) if fixed_length is not None and size else None
     out_shape = shape.concatenate([last]) if shape.rank is not None else None
-    return make_op("DecodeRaw", (x,), lambda v: _parsing.decode_raw(v, out_type, little_endian, fixed_length),
-                   [(out_type, out_shape)], name=name)
+    out = make_op("DecodeRaw", (x,), lambda v: _parsing.decode_raw(v, out_type, little_endian, fixed_length),
+                  [(out_type, out_shape)], name=name)
+    if fixed_length is None and _native_steps.castable(out_type):
+        _native_steps.tag(out, "decode_raw", out_type=out_type.as_datatype_enum, little_endian=bool(little_endian))
+    return out
 
 
 def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, name=None, na_value="",

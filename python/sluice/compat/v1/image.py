@@ -12,6 +12,7 @@ from sluice import dtypes as _dtypes
 from sluice import image as _image
 from sluice.compat.v1 import _graph
 from sluice.compat.v1 import _math_ops
+from sluice.compat.v1 import _native_steps
 from sluice.compat.v1._graph import as_shape, make_op
 from sluice._image_ops import ResizeMethodV1 as ResizeMethod  # noqa: F401 - TF 1's codes
 
@@ -166,7 +167,10 @@ def central_crop(image, central_fraction):
 
 
 def random_crop(value, size, seed=None, name=None):
-    return _op("RandomCrop", lambda v: _image.random_crop(v, size, seed), value, None, list(size), name)
+    out = _op("RandomCrop", lambda v: _image.random_crop(v, size, seed), value, None, list(size), name)
+    if all(isinstance(d, (int, np.integer)) for d in size):
+        _native_steps.tag(out, "random_crop", size=[int(d) for d in size], seed=seed)
+    return out
 
 
 # ---- same shape and dtype ---------------------------------------------------------------
@@ -181,20 +185,46 @@ def _same(eager, op_type, dtype=None):
 
 flip_left_right = _same(_image.flip_left_right, "ReverseV2")
 flip_up_down = _same(_image.flip_up_down, "ReverseV2")
-random_flip_left_right = _same(_image.random_flip_left_right, "RandomFlipLeftRight")
-random_flip_up_down = _same(_image.random_flip_up_down, "RandomFlipUpDown")
+
+
+def random_flip_left_right(image, seed=None, name=None):  # noqa: ARG001 - TF's name, not kept (as _same)
+    return _native_steps.tag(_op("RandomFlipLeftRight", lambda v: _image.random_flip_left_right(v, seed), image),
+                             "random_flip_left_right", seed=seed)
+
+
+def random_flip_up_down(image, seed=None, name=None):  # noqa: ARG001 - TF's name, not kept (as _same)
+    return _native_steps.tag(_op("RandomFlipUpDown", lambda v: _image.random_flip_up_down(v, seed), image),
+                             "random_flip_up_down", seed=seed)
+
+
+
 adjust_brightness = _same(_image.adjust_brightness, "AdjustBrightness")
 adjust_contrast = _same(_image.adjust_contrast, "AdjustContrastv2")
 adjust_saturation = _same(_image.adjust_saturation, "AdjustSaturation")
 adjust_hue = _same(_image.adjust_hue, "AdjustHue")
 adjust_gamma = _same(_image.adjust_gamma, "AdjustGamma")
-random_brightness = _same(_image.random_brightness, "RandomBrightness")
-random_contrast = _same(_image.random_contrast, "RandomContrast")
+
+
+def random_brightness(image, max_delta, seed=None, name=None):  # noqa: ARG001 - TF's name, not kept (as _same)
+    out = _op("RandomBrightness", lambda v: _image.random_brightness(v, max_delta, seed), image)
+    return _native_steps.tag(out, "random_brightness", max_delta=float(max_delta), seed=seed)
+
+
+def random_contrast(image, lower, upper, seed=None, name=None):  # noqa: ARG001 - TF's name, not kept (as _same)
+    out = _op("RandomContrast", lambda v: _image.random_contrast(v, lower, upper, seed), image)
+    return _native_steps.tag(out, "random_contrast", lower=float(lower), upper=float(upper), seed=seed)
+
+
+
 random_saturation = _same(_image.random_saturation, "RandomSaturation")
 random_hue = _same(_image.random_hue, "RandomHue")
 rgb_to_hsv = _same(_image.rgb_to_hsv, "RGBToHSV")
 hsv_to_rgb = _same(_image.hsv_to_rgb, "HSVToRGB")
-per_image_standardization = _same(_image.per_image_standardization, "PerImageStandardization", _dtypes.float32)
+
+
+def per_image_standardization(image, name=None):  # noqa: ARG001 - as _same
+    out = _op("PerImageStandardization", _image.per_image_standardization, image, _dtypes.float32)
+    return _native_steps.tag(out, "per_image_standardization")
 
 
 def rot90(image, k=1, name=None):
