@@ -10,6 +10,7 @@
 
 #include "data/dataset_util.h"
 #include "data/interruptible_wait.h"
+#include "data/map_and_batch.h"
 #include "data/model.h"
 #include "sluice/core/mutex.h"
 #include "sluice/core/thread_pool.h"
@@ -27,6 +28,8 @@ Status WithOrigin(Status s, const ElementOrigin* origin) {
   return named.WithPayload("file", *origin->file).WithPayload("record", std::to_string(origin->record));
 }
 
+}  // namespace
+
 // A map function's OutOfRange would end the sequence early; TF reports it
 // as InvalidArgument so a map keeps its input's cardinality.
 // A failure carries the element's position in the pass as the "element"
@@ -42,6 +45,8 @@ Result<Element> CallMapFn(const IndexedMapFn& fn, Element e, ElementIndex index,
   return WithOrigin(std::move(s), origin);
 }
 
+namespace {
+
 class MapDataset : public DatasetBase {
  public:
   MapDataset(DatasetPtr input, IndexedMapFn fn, ElementSpec spec, MapOptions options)
@@ -50,6 +55,7 @@ class MapDataset : public DatasetBase {
   int64_t cardinality() const override { return input_->cardinality(); }
   std::string DebugName() const override { return options_.num_parallel_calls ? "ParallelMap" : "Map"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override;
+  ParallelMapParts parts() const { return {shared_from_this(), input_, fn_, options_, &epochs_}; }
 
  private:
   class Iterator;
@@ -424,6 +430,12 @@ class FilterDataset : public DatasetBase {
 };
 
 }  // namespace
+
+std::optional<ParallelMapParts> AsParallelMap(const DatasetPtr& ds) {
+  const auto* map = dynamic_cast<const MapDataset*>(ds.get());
+  if (map == nullptr || !map->parts().options.num_parallel_calls) return std::nullopt;
+  return map->parts();
+}
 
 Result<DatasetPtr> Map(DatasetPtr input, MapFn fn, ElementSpec out_spec, MapOptions options) {
   if (!fn) return InvalidArgument("map: the function is empty");

@@ -112,6 +112,7 @@ Options MergeOptions(const Options& base, const Options& over) {
   Over(o.autotune.ram_budget, over.autotune.ram_budget);
   Over(o.threading.private_threadpool_size, over.threading.private_threadpool_size);
   Over(o.threading.max_intra_op_parallelism, over.threading.max_intra_op_parallelism);
+  Over(o.optimization.map_and_batch_fusion, over.optimization.map_and_batch_fusion);
   return o;
 }
 
