@@ -583,7 +583,9 @@ Status MapAndBatchDataset::Iterator::Restore(IteratorStateReader* r) {
 }
 
 std::unique_ptr<IteratorBase> MapAndBatchDataset::MakeIteratorInternal(const IteratorContext& ctx) const {
-  if (ctx.model && !ctx.model->options().optimization.map_and_batch_fusion.value_or(true)) {
+  // Options of stages inside the map's input are not merged yet; TF reads
+  // the whole tree's, which differs only where an inner with_options sets it.
+  if (ctx.model && !ctx.model->BuildOptions().optimization.map_and_batch_fusion.value_or(true)) {
     return unfused_->MakeIteratorInternal(ctx);
   }
   return std::make_unique<Iterator>(this, ctx, NextPass(*map_.epochs, ctx));

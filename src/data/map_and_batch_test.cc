@@ -73,6 +73,26 @@ TEST(MapAndBatchTest, BatchOfAParallelMapIsFused) {
   EXPECT_EQ(sequential->DebugName(), "Batch");
 }
 
+std::vector<std::string> StageNames(const DatasetPtr& ds) {
+  auto it = ds->MakeIterator();
+  Element e;
+  bool end = false;
+  EXPECT_TRUE(it->GetNext(&e, &end).ok());
+  std::vector<std::string> names;
+  for (const StageStats& s : IteratorStats(*it)) names.push_back(s.name);
+  return names;
+}
+
+TEST(MapAndBatchTest, OptionsTurnTheFusionOffFromAnOuterStage) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(StageNames(Pipeline(10, 2, 4, false, true)), (V{"MapAndBatch", "Root"}));
+  EXPECT_EQ(StageNames(Pipeline(10, 2, 4, false, false)), (V{"ParallelMap", "Batch", "Root"}));
+  Options on;
+  on.optimization.map_and_batch_fusion = true;  // an outer stage's options win
+  EXPECT_EQ(StageNames(Must(WithOptions(Pipeline(10, 2, 4, false, false), on))),
+            (V{"MapAndBatch", "Root"}));
+}
+
 TEST(MapAndBatchTest, SameBatchesAsMapThenBatch) {
   for (int64_t threads : {1, 3, static_cast<int>(kAutotune)}) {
     SCOPED_TRACE("threads " + std::to_string(threads));

@@ -151,6 +151,23 @@ Options Model::options() const {
   return options_;
 }
 
+void Model::PushOuterOptions(const Options& options) {
+  MutexLock lock(&mu_);
+  outer_options_.push_back(options);
+}
+
+void Model::PopOuterOptions() {
+  MutexLock lock(&mu_);
+  outer_options_.pop_back();
+}
+
+Options Model::BuildOptions() const {
+  MutexLock lock(&mu_);
+  Options o = options_;
+  for (auto it = outer_options_.rbegin(); it != outer_options_.rend(); ++it) o = data::MergeOptions(o, *it);
+  return o;
+}
+
 bool Model::autotune_enabled() const {
   MutexLock lock(&mu_);
   return options_.autotune.enabled.value_or(true);
@@ -340,8 +357,12 @@ class OptionsDataset : public DatasetBase {
   std::string DebugName() const override { return "Options"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
     // The input first: its options are merged first, and these win.
+    if (ctx.model) ctx.model->PushOuterOptions(options_);
     std::unique_ptr<IteratorBase> it = input_->MakeIteratorInternal(ctx);
-    if (ctx.model) ctx.model->MergeOptions(options_);
+    if (ctx.model) {
+      ctx.model->PopOuterOptions();
+      ctx.model->MergeOptions(options_);
+    }
     return it;
   }
 
