@@ -159,7 +159,11 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
           return Status();  // the end slot stays: later calls end too
         }
         slots_.erase(ready);
-        if (workers_waiting_ > 0) space_cv_.Signal();
+        // Waiting workers wake once half the slots are free, not for each
+        // slot taken: one wake-up per parallelism_ chunks.
+        if (workers_waiting_ > 0 && slots_.size() <= ChunkSize() * static_cast<size_t>(parallelism_)) {
+          space_cv_.SignalAll();
+        }
         Node::Bump(node_->elements, 1);
         Node::Set(node_->buffer_fill, static_cast<int64_t>(slots_.size()));
         *end_of_sequence = false;

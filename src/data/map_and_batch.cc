@@ -251,7 +251,8 @@ Status MapAndBatchDataset::Iterator::GetNext(Element* out, bool* end_of_sequence
     }
     b = std::move(batches_.front());
     batches_.pop_front();
-    if (workers_waiting_ > 0) space_cv_.Signal();
+    // Every waiting worker: the first to wake opens a batch the others fill too.
+    if (workers_waiting_ > 0) space_cv_.SignalAll();
     Node::Set(node_->buffer_fill, static_cast<int64_t>(batches_.size()) * dataset_->batch_size_);
   }
   const bool partial = b->reserved < dataset_->batch_size_;
