@@ -112,6 +112,62 @@ Status NameFailure(Status s, ElementIndex index, const ElementOrigin* origin) {
   return CallMapFn(failing, Element{}, index, origin).status();
 }
 
+// TF's error if a row's signature differs from row 0's (rows that failed
+// have none; the batch fails with their error first).
+Status CheckRows(const PendingBatch& b) {
+  for (size_t i = 1; i < b.rows.size(); ++i) {
+    const RowSignature& first = b.rows[0];
+    const RowSignature& row = b.rows[i];
+    for (size_t c = 0; c < row.shapes.size() && c < first.shapes.size(); ++c) {
+      if (row.dtypes[c] != first.dtypes[c] || row.shapes[c] != first.shapes[c]) {
+        return BatchShapeError(row.shapes[c], first.shapes[c]);
+      }
+    }
+  }
+  return Status();
+}
+
+// A pending batch (every reserved row done): its rows, its end flag, and
+// its error (its first failed row's, or CheckRows').
+void SaveBatch(const PendingBatch& b, IteratorStateWriter* w) {
+  Status s = b.status.ok() ? CheckRows(b) : b.status;
+  w->WriteInt("reserved", b.reserved);
+  w->WriteBool("end", b.end);
+  w->WriteInt("code", static_cast<int64_t>(s.code()));
+  w->WriteBytes("message", s.message());
+  Element rows;
+  for (const Tensor& t : b.tensors) rows.push_back(t.Slice(0, b.reserved));
+  w->WriteElement("rows", rows);
+}
+
+// The batch SaveBatch wrote, its tensors allocated for batch_size rows (the
+// workers fill the rest); `fixed_shapes`: the rows' signatures are not kept.
+Status RestoreBatch(const IteratorStateReader& r, int64_t batch_size, bool fixed_shapes, PendingBatch* b) {
+  int64_t code = 0;
+  std::string message;
+  Element rows;
+  SLUICE_RETURN_IF_ERROR(r.ReadInt("reserved", &b->reserved));
+  SLUICE_RETURN_IF_ERROR(r.ReadBool("end", &b->end));
+  SLUICE_RETURN_IF_ERROR(r.ReadInt("code", &code));
+  SLUICE_RETURN_IF_ERROR(r.ReadBytes("message", &message));
+  SLUICE_RETURN_IF_ERROR(r.ReadElement("rows", &rows));
+  if (code != 0) b->Fail(Status(static_cast<Code>(code), message), 0);
+  b->done = b->reserved;
+  if (!fixed_shapes) b->rows.resize(static_cast<size_t>(batch_size));
+  if (rows.empty()) return Status();
+  RowSignature sig;
+  for (const Tensor& t : rows) {
+    sig.dtypes.push_back(t.dtype());
+    sig.shapes.push_back(t.shape().WithoutFirstDim());
+  }
+  Allocate(b, sig.dtypes, sig.shapes, batch_size);
+  for (size_t c = 0; c < rows.size(); ++c) std::memcpy(b->tensors[c].raw_data(), rows[c].raw_data(), rows[c].TotalBytes());
+  if (!fixed_shapes) {
+    for (int64_t row = 0; row < b->reserved; ++row) b->rows[static_cast<size_t>(row)] = sig;
+  }
+  return Status();
+}
+
 class MapAndBatchDataset : public DatasetBase {
  public:
   MapAndBatchDataset(ParallelMapParts map, DatasetPtr unfused, int64_t batch_size, bool drop_remainder)
@@ -175,6 +231,10 @@ class MapAndBatchDataset::Iterator : public DatasetIterator<MapAndBatchDataset> 
     int64_t count = 0;
     uint64_t first_index = 0;
     bool end = false;
+    // The input elements of the rows, their errors, and their origins.
+    std::vector<Element> elements;
+    std::vector<Status> statuses;
+    std::vector<std::optional<ElementOrigin>> origins;
   };
 
   void StartThreads() SLUICE_EXCLUDES(mu_);
@@ -183,8 +243,9 @@ class MapAndBatchDataset::Iterator : public DatasetIterator<MapAndBatchDataset> 
   void WorkerLoop(int64_t index) SLUICE_EXCLUDES(mu_, input_mu_);
   // Reserves rows and reads their input elements; false when the worker
   // should stop (cancelled, or the input has ended).
-  bool ReserveChunk(int64_t index, Chunk* chunk, std::vector<Element>* elements, std::vector<Status>* statuses,
-                    std::vector<std::optional<ElementOrigin>>* origins) SLUICE_EXCLUDES(mu_, input_mu_);
+  bool ReserveChunk(int64_t index, Chunk* chunk) SLUICE_EXCLUDES(mu_, input_mu_);
+  bool ReserveRows(Chunk* chunk) SLUICE_REQUIRES(input_mu_) SLUICE_EXCLUDES(mu_);
+  void ReadInput(Chunk* chunk) SLUICE_REQUIRES(input_mu_) SLUICE_EXCLUDES(mu_);
   // Maps one element into row `row` of `b`: the row's error, or OK.
   Status MapRow(PendingBatch* b, int64_t row, Element e, ElementIndex at, const ElementOrigin* origin)
       SLUICE_EXCLUDES(mu_);
@@ -267,21 +328,6 @@ Status MapAndBatchDataset::Iterator::GetNext(Element* out, bool* end_of_sequence
   return s;
 }
 
-// TF's error if a row's signature differs from row 0's (rows that failed
-// have none; the batch fails with their error first).
-Status CheckRows(const PendingBatch& b) {
-  for (size_t i = 1; i < b.rows.size(); ++i) {
-    const RowSignature& first = b.rows[0];
-    const RowSignature& row = b.rows[i];
-    for (size_t c = 0; c < row.shapes.size() && c < first.shapes.size(); ++c) {
-      if (row.dtypes[c] != first.dtypes[c] || row.shapes[c] != first.shapes[c]) {
-        return BatchShapeError(row.shapes[c], first.shapes[c]);
-      }
-    }
-  }
-  return Status();
-}
-
 Status MapAndBatchDataset::Iterator::Finish(PendingBatch* b, Element* out) {
   if (!b->status.ok()) return b->status;
   SLUICE_RETURN_IF_ERROR(CheckRows(*b));
@@ -349,65 +395,71 @@ std::shared_ptr<PendingBatch> MapAndBatchDataset::Iterator::NewBatchLocked() {
   return b;
 }
 
-bool MapAndBatchDataset::Iterator::ReserveChunk(int64_t index, Chunk* chunk, std::vector<Element>* elements,
-                                                std::vector<Status>* statuses,
-                                                std::vector<std::optional<ElementOrigin>>* origins) {
+bool MapAndBatchDataset::Iterator::ReserveChunk(int64_t index, Chunk* chunk) {
   {
     MutexLock lock(&mu_);
     while (!cancelled_ && !input_done_ && (index >= parallelism_ || paused_)) park_cv_.Wait(&mu_);
     if (cancelled_ || input_done_) return false;
   }
   MutexLock input_lock(&input_mu_);
-  {
-    MutexLock lock(&mu_);
-    const int64_t batch_size = dataset_->batch_size_;
-    while (!cancelled_ && !input_done_ && !paused_ && BackFullLocked() &&
-           static_cast<int64_t>(batches_.size()) >= max_batches_) {
-      ++workers_waiting_;
-      space_cv_.Wait(&mu_);
-      --workers_waiting_;
-    }
-    if (cancelled_ || input_done_) return false;
-    if (paused_) {
-      chunk->count = 0;
-      return true;
-    }
-    chunk->batch = BackFullLocked() ? NewBatchLocked() : batches_.back();
-    chunk->first_row = chunk->batch->reserved;
-    chunk->count = std::min<int64_t>(static_cast<int64_t>(ChunkSize()), batch_size - chunk->first_row);
-    chunk->batch->reserved += chunk->count;
-    chunk->first_index = next_index_;
-    ++in_flight_;
-    Node::Set(node_->buffer_fill, static_cast<int64_t>(batches_.size()) * batch_size);
+  if (!ReserveRows(chunk)) return false;
+  if (chunk->batch != nullptr) ReadInput(chunk);
+  return true;
+}
+
+// Rows of the back batch (or of a new one) for the next input elements;
+// false when cancelled or the input has ended; no batch while paused.
+bool MapAndBatchDataset::Iterator::ReserveRows(Chunk* chunk) {
+  input_mu_.AssertHeld();
+  MutexLock lock(&mu_);
+  const int64_t batch_size = dataset_->batch_size_;
+  while (!cancelled_ && !input_done_ && !paused_ && BackFullLocked() &&
+         static_cast<int64_t>(batches_.size()) >= max_batches_) {
+    ++workers_waiting_;
+    space_cv_.Wait(&mu_);
+    --workers_waiting_;
   }
+  if (cancelled_ || input_done_) return false;
+  if (paused_) return true;
+  chunk->batch = BackFullLocked() ? NewBatchLocked() : batches_.back();
+  chunk->first_row = chunk->batch->reserved;
+  chunk->count = std::min<int64_t>(static_cast<int64_t>(ChunkSize()), batch_size - chunk->first_row);
+  chunk->batch->reserved += chunk->count;
+  chunk->first_index = next_index_;
+  ++in_flight_;
+  Node::Set(node_->buffer_fill, static_cast<int64_t>(batches_.size()) * batch_size);
+  return true;
+}
+
+// The chunk's input elements (or their errors, or the end of the input).
+void MapAndBatchDataset::Iterator::ReadInput(Chunk* chunk) {
+  input_mu_.AssertHeld();
   const size_t want = static_cast<size_t>(chunk->count);
-  elements->assign(want, Element{});
-  statuses->assign(want, Status());
-  origins->assign(want, std::nullopt);
+  chunk->elements.assign(want, Element{});
+  chunk->statuses.assign(want, Status());
+  chunk->origins.assign(want, std::nullopt);
   size_t got = 0;
   bool end = false;
   const int64_t input_start = NowNanos();
   for (; got < want; ++got) {
-    Status s = input_->GetNext(&(*elements)[got], &end);
+    Status s = input_->GetNext(&chunk->elements[got], &end);
     if (end) break;
-    (*statuses)[got] = s;
-    if (const ElementOrigin* o = input_->origin(); s.ok() && o != nullptr) (*origins)[got] = *o;
+    chunk->statuses[got] = s;
+    if (const ElementOrigin* o = input_->origin(); s.ok() && o != nullptr) chunk->origins[got] = *o;
   }
   Node::Add(node_->wait_ns, NowNanos() - input_start);
   MutexLock lock(&mu_);
   next_index_ += got;
-  if (end) {
-    // Only this thread reserves rows (under input_mu_): the unused ones are
-    // the last of the back batch.
-    chunk->batch->reserved -= static_cast<int64_t>(want - got);
-    chunk->batch->end = true;
-    chunk->count = static_cast<int64_t>(got);
-    chunk->end = true;
-    input_done_ = true;
-    space_cv_.SignalAll();
-    park_cv_.SignalAll();
-  }
-  return true;
+  if (!end) return;
+  // Only this thread reserves rows (under input_mu_): the unused ones are
+  // the last of the back batch.
+  chunk->batch->reserved -= static_cast<int64_t>(want - got);
+  chunk->batch->end = true;
+  chunk->count = static_cast<int64_t>(got);
+  chunk->end = true;
+  input_done_ = true;
+  space_cv_.SignalAll();
+  park_cv_.SignalAll();
 }
 
 Status MapAndBatchDataset::Iterator::MapRow(PendingBatch* b, int64_t row, Element e, ElementIndex at,
@@ -439,22 +491,20 @@ Status MapAndBatchDataset::Iterator::MapRow(PendingBatch* b, int64_t row, Elemen
 
 void MapAndBatchDataset::Iterator::WorkerLoop(int64_t index) {
   Chunk chunk;
-  std::vector<Element> elements;
-  std::vector<Status> statuses;
-  std::vector<std::optional<ElementOrigin>> origins;
   while (true) {
-    chunk = Chunk{};
-    if (!ReserveChunk(index, &chunk, &elements, &statuses, &origins)) return;
+    chunk.batch = nullptr;
+    chunk.end = false;
+    if (!ReserveChunk(index, &chunk)) return;
     if (chunk.batch == nullptr) continue;  // paused for a save
     const auto start = std::chrono::steady_clock::now();
     const int64_t cpu_start = ThreadCpuNanos();
     std::vector<std::pair<int64_t, Status>> failures;
     for (int64_t j = 0; j < chunk.count; ++j) {
       const size_t k = static_cast<size_t>(j);
-      Status s = statuses[k];
+      Status s = chunk.statuses[k];
       if (s.ok()) {
-        const ElementOrigin* origin = origins[k] ? &*origins[k] : nullptr;
-        s = MapRow(chunk.batch.get(), chunk.first_row + j, std::move(elements[k]),
+        const ElementOrigin* origin = chunk.origins[k] ? &*chunk.origins[k] : nullptr;
+        s = MapRow(chunk.batch.get(), chunk.first_row + j, std::move(chunk.elements[k]),
                    ElementIndex{epoch_, chunk.first_index + k}, origin);
       }
       if (!s.ok()) failures.emplace_back(chunk.first_row + j, std::move(s));
@@ -509,19 +559,8 @@ Status MapAndBatchDataset::Iterator::Save(IteratorStateWriter* w) {
     w->WriteBool("input_done", input_done_);
     w->WriteInt("batches", static_cast<int64_t>(batches_.size()));
     for (size_t i = 0; i < batches_.size(); ++i) {
-      const PendingBatch& b = *batches_[i];
       IteratorStateWriter bw = w->Child("batch" + std::to_string(i));
-      bw.WriteInt("reserved", b.reserved);
-      bw.WriteBool("end", b.end);
-      bw.WriteInt("code", static_cast<int64_t>(b.status.code()));
-      bw.WriteBytes("message", b.status.message());
-      Element rows;
-      if (Status shapes = CheckRows(b); b.status.ok() && !shapes.ok()) {
-        bw.WriteInt("code", static_cast<int64_t>(shapes.code()));
-        bw.WriteBytes("message", shapes.message());
-      }
-      for (const Tensor& t : b.tensors) rows.push_back(t.Slice(0, b.reserved));
-      bw.WriteElement("rows", rows);
+      SaveBatch(*batches_[i], &bw);
     }
     IteratorStateWriter input = w->Child("input");
     s = input_->Save(&input);
@@ -541,33 +580,8 @@ Status MapAndBatchDataset::Iterator::Restore(IteratorStateReader* r) {
   SLUICE_RETURN_IF_ERROR(r->ReadInt("batches", &count));
   std::deque<std::shared_ptr<PendingBatch>> batches;
   for (int64_t i = 0; i < count; ++i) {
-    IteratorStateReader br = r->Child("batch" + std::to_string(i));
     auto b = std::make_shared<PendingBatch>();
-    int64_t code = 0;
-    std::string message;
-    Element rows;
-    SLUICE_RETURN_IF_ERROR(br.ReadInt("reserved", &b->reserved));
-    SLUICE_RETURN_IF_ERROR(br.ReadBool("end", &b->end));
-    SLUICE_RETURN_IF_ERROR(br.ReadInt("code", &code));
-    SLUICE_RETURN_IF_ERROR(br.ReadBytes("message", &message));
-    SLUICE_RETURN_IF_ERROR(br.ReadElement("rows", &rows));
-    if (code != 0) b->Fail(Status(static_cast<Code>(code), message), 0);
-    b->done = b->reserved;
-    if (!rows.empty()) {
-      RowSignature sig;
-      for (const Tensor& t : rows) {
-        sig.dtypes.push_back(t.dtype());
-        sig.shapes.push_back(t.shape().WithoutFirstDim());
-      }
-      Allocate(b.get(), sig.dtypes, sig.shapes, dataset_->batch_size_);
-      for (size_t c = 0; c < rows.size(); ++c) std::memcpy(b->tensors[c].raw_data(), rows[c].raw_data(), rows[c].TotalBytes());
-      if (!dataset_->fixed_shapes_) {
-        b->rows.resize(static_cast<size_t>(dataset_->batch_size_));
-        for (int64_t row = 0; row < b->reserved; ++row) b->rows[static_cast<size_t>(row)] = sig;
-      }
-    } else if (!dataset_->fixed_shapes_) {
-      b->rows.resize(static_cast<size_t>(dataset_->batch_size_));
-    }
+    SLUICE_RETURN_IF_ERROR(RestoreBatch(r->Child("batch" + std::to_string(i)), dataset_->batch_size_, dataset_->fixed_shapes_, b.get()));
     batches.push_back(std::move(b));
   }
   epoch_ = static_cast<uint64_t>(epoch);
