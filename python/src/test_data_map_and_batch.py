@@ -59,3 +59,14 @@ def test_experimental_map_and_batch_is_fused():
     ds = sd.Dataset.range(7).apply(sd.experimental.map_and_batch(lambda x: x + 1, 3, num_parallel_calls=2))
     assert ds._core.debug_name() == "MapAndBatch"
     assert [b.tolist() for b in ds] == [[1, 2, 3], [4, 5, 6], [7]]
+
+
+def test_options_set_after_the_batch_turn_the_fusion_off():
+    def names(ds):
+        it = iter(ds)
+        list(it)
+        return [s["name"] for s in it.stats()]
+    ds = sd.Dataset.range(8).map(lambda x: x, num_parallel_calls=2).batch(4).prefetch(1)
+    assert "MapAndBatch" in names(ds)
+    unfused = names(_no_fusion(ds))
+    assert "Batch" in unfused and "ParallelMap" in unfused and "MapAndBatch" not in unfused
