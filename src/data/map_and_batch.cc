@@ -161,7 +161,9 @@ Status RestoreBatch(const IteratorStateReader& r, int64_t batch_size, bool fixed
     sig.shapes.push_back(t.shape().WithoutFirstDim());
   }
   Allocate(b, sig.dtypes, sig.shapes, batch_size);
-  for (size_t c = 0; c < rows.size(); ++c) std::memcpy(b->tensors[c].raw_data(), rows[c].raw_data(), rows[c].TotalBytes());
+  for (size_t c = 0; c < rows.size(); ++c) {
+    std::memcpy(b->tensors[c].raw_data(), rows[c].raw_data(), rows[c].TotalBytes());
+  }
   if (!fixed_shapes) {
     for (int64_t row = 0; row < b->reserved; ++row) b->rows[static_cast<size_t>(row)] = sig;
   }
@@ -581,7 +583,8 @@ Status MapAndBatchDataset::Iterator::Restore(IteratorStateReader* r) {
   std::deque<std::shared_ptr<PendingBatch>> batches;
   for (int64_t i = 0; i < count; ++i) {
     auto b = std::make_shared<PendingBatch>();
-    SLUICE_RETURN_IF_ERROR(RestoreBatch(r->Child("batch" + std::to_string(i)), dataset_->batch_size_, dataset_->fixed_shapes_, b.get()));
+    SLUICE_RETURN_IF_ERROR(RestoreBatch(r->Child("batch" + std::to_string(i)), dataset_->batch_size_,
+                                        dataset_->fixed_shapes_, b.get()));
     batches.push_back(std::move(b));
   }
   epoch_ = static_cast<uint64_t>(epoch);

@@ -165,7 +165,8 @@ TEST(MapAndBatchTest, UnknownShapesBatchWhenAlikeAndFailWhenNot) {
   ElementSpec spec{{DType::kInt64}, {PartialShape({-1})}, {}};
   DatasetPtr alike = Pipeline(9, 3, 4, false, true, fill([](int64_t) -> int64_t { return 2; }), spec);
   EXPECT_EQ(Encoded(alike), Encoded(Pipeline(9, 3, 4, false, false, fill([](int64_t) -> int64_t { return 2; }), spec)));
-  std::vector<std::string> out = Outcomes(Pipeline(8, 3, 4, false, true, fill([](int64_t x) -> int64_t { return x == 6 ? 1 : 2; }), spec));
+  IndexedMapFn unlike = fill([](int64_t x) -> int64_t { return x == 6 ? 1 : 2; });
+  std::vector<std::string> out = Outcomes(Pipeline(8, 3, 4, false, true, unlike, spec));
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0], Encoded(alike)[0]);
   EXPECT_NE(out[1].find("Cannot add tensor to the batch: number of elements does not match. Shapes are: "
