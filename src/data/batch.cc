@@ -4,6 +4,7 @@
 
 #include "core/bulk_copy.h"
 #include "data/dataset_util.h"
+#include "data/map_and_batch.h"
 #include "data/model.h"
 #include "data/stage_timer.h"
 #include "sluice/data/datasets.h"
@@ -426,7 +427,10 @@ Status CheckBatchSize(int64_t batch_size) {
 Result<DatasetPtr> Batch(DatasetPtr input, int64_t batch_size, bool drop_remainder) {
   SLUICE_RETURN_IF_ERROR(CheckInput(input, "batch"));
   SLUICE_RETURN_IF_ERROR(CheckBatchSize(batch_size));
-  return DatasetPtr(std::make_shared<BatchDataset>(std::move(input), batch_size, drop_remainder));
+  DatasetPtr batch = std::make_shared<BatchDataset>(input, batch_size, drop_remainder);
+  // tf.data's map_and_batch_fusion (Options can turn it off per iterator).
+  if (DatasetPtr fused = FuseMapAndBatch(batch, input, batch_size, drop_remainder)) return fused;
+  return batch;
 }
 
 Result<DatasetPtr> PaddedBatch(DatasetPtr input, int64_t batch_size, std::vector<PartialShape> padded_shapes,

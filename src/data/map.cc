@@ -11,6 +11,7 @@
 #include "data/checkpoint_status.h"
 #include "data/dataset_util.h"
 #include "data/interruptible_wait.h"
+#include "data/map_and_batch.h"
 #include "data/model.h"
 #include "data/stage_timer.h"
 #include "sluice/core/mutex.h"
@@ -38,6 +39,7 @@ const ElementOrigin* MappedOrigin(const ElementOrigin* origin, ElementOrigin* co
   copy->offset = origin->offset;
   return copy;
 }
+}  // namespace
 
 // A map function's OutOfRange would end the sequence early; TF reports it
 // as InvalidArgument so a map keeps its input's cardinality.
@@ -54,6 +56,8 @@ Result<Element> CallMapFn(const IndexedMapFn& fn, Element e, ElementIndex index,
   return WithOrigin(std::move(s), origin);
 }
 
+namespace {
+
 class MapDataset : public DatasetBase {
  public:
   MapDataset(DatasetPtr input, IndexedMapFn fn, ElementSpec spec, MapOptions options)
@@ -62,6 +66,7 @@ class MapDataset : public DatasetBase {
   int64_t cardinality() const override { return input_->cardinality(); }
   std::string DebugName() const override { return options_.num_parallel_calls ? "ParallelMap" : "Map"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override;
+  ParallelMapParts parts() const { return {shared_from_this(), input_, fn_, options_, &epochs_}; }
 
  private:
   class Iterator;
@@ -170,7 +175,11 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
           return Status();  // the end slot stays: later calls end too
         }
         slots_.erase(ready);
-        if (workers_waiting_ > 0) space_cv_.Signal();
+        // Waiting workers wake once half the slots are free, not for each
+        // slot taken: one wake-up per parallelism_ chunks.
+        if (workers_waiting_ > 0 && slots_.size() <= ChunkSize() * static_cast<size_t>(parallelism_)) {
+          space_cv_.SignalAll();
+        }
         Node::Bump(node_->elements, 1);
         Node::Set(node_->buffer_fill, static_cast<int64_t>(slots_.size()));
         *end_of_sequence = false;
@@ -562,6 +571,12 @@ class FilterDataset : public DatasetBase {
 };
 
 }  // namespace
+
+std::optional<ParallelMapParts> AsParallelMap(const DatasetPtr& ds) {
+  const auto* map = dynamic_cast<const MapDataset*>(ds.get());
+  if (map == nullptr || !map->parts().options.num_parallel_calls) return std::nullopt;
+  return map->parts();
+}
 
 Result<DatasetPtr> Map(DatasetPtr input, MapFn fn, ElementSpec out_spec, MapOptions options) {
   if (!fn) return InvalidArgument("map: the function is empty");
