@@ -129,6 +129,8 @@ void BindDataSources(nb::module_& d);
 void BindDataFrameworks(nb::module_& d);
 // from_record_files and the global shuffle (bind_data_global_shuffle.cc).
 void BindDataGlobalShuffle(nb::module_& d);
+// sluice.distribute's contexts, sharded datasets (bind_data_distribute.cc).
+void BindDataDistribute(nb::module_& d);
 
 }  // namespace sluice::python
 
