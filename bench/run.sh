@@ -33,6 +33,10 @@
 #                          bench/py_data_image_bench.py, bench/report_data.py),
 #                          and the global shuffle over record files vs a
 #                          sequential read (bench/global_shuffle_bench.py).
+#   bench/run.sh dist      multi-rank input under mpirun (bench/dist_suite.sh):
+#                          MpiCommunicator's 1 MiB ping-pong vs Open MPI's own,
+#                          1 trainer fed by 1-3 preprocessing ranks vs one
+#                          process, epoch-boundary time; "ratio ..." lines.
 #
 # Environment:
 #   REPS=3          repetitions of each C++ benchmark and Python measurement
@@ -62,7 +66,8 @@ case "$suite" in
   queue|records|image) ;;
   train) exec bash bench/train_suite.sh ;;  # its own build folder (TRAIN_BUILD_DIR)
   data) exec bash bench/data_suite.sh ;;    # its own build folder (DATA_BUILD_DIR)
-  *) echo "usage: bench/run.sh queue|records|image|train|data" >&2; exit 2 ;;
+  dist) exec bash bench/dist_suite.sh ;;    # its own build folder (DIST_BUILD_DIR)
+  *) echo "usage: bench/run.sh queue|records|image|train|data|dist" >&2; exit 2 ;;
 esac
 
 REPS="${REPS:-3}"

@@ -6,8 +6,9 @@
 // MPI_Iallgather(v), MPI_Iallreduce, MPI_Isend, MPI_Improbe + MPI_Imrecv,
 // MPI_Comm_idup), so one slow operation never holds up another: a Recv from
 // any source can wait while collectives and sends go on. With nothing
-// progressing, the thread waits on its condition variable with a growing
-// timeout (up to kMaxIdle), so an idle rank costs no core.
+// progressing, the thread polls kSpinRounds times, then waits on its
+// condition variable with a growing timeout (up to kMaxIdle),
+// so an idle rank costs no core.
 #include <mpi.h>
 
 #include <algorithm>
@@ -26,7 +27,17 @@
 namespace sluice::distribute {
 namespace {
 
-constexpr auto kMaxIdle = std::chrono::microseconds(500);
+constexpr int kSpinRounds = 256;
+constexpr auto kMinIdle = std::chrono::microseconds(8);
+constexpr auto kMaxIdle = std::chrono::microseconds(200);
+
+// A pause instruction in a polling loop: never a system call (a yield on a
+// loaded machine can give away a whole time slice).
+inline void SpinPause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
 
 Status MpiError(int rc, std::string_view what, int peer = -1) {
   char text[MPI_MAX_ERROR_STRING];
@@ -93,10 +104,17 @@ class Engine {
   // Runs `op` on the thread and waits for it, or for Cancel of communicator
   // `comm_id` (the op is then abandoned).
   Status Run(const std::shared_ptr<Op>& op, int comm_id) SLUICE_EXCLUDES(mu_) {
+    {
+      MutexLock l(&mu_);
+      if (stopped_) return errors::FailedPrecondition("MPI has been finalized (the process is exiting)");
+      queue_.push_back(op);
+      queued_.fetch_add(1);
+      cv_.SignalAll();
+    }
+    // Most operations finish within microseconds: poll before sleeping, as a
+    // wake-up on a busy machine can cost a scheduler time slice.
+    for (int i = 0; i < kSpinRounds * 4 && !op->done.load(); ++i) SpinPause();
     MutexLock l(&mu_);
-    if (stopped_) return errors::FailedPrecondition("MPI has been finalized (the process is exiting)");
-    queue_.push_back(op);
-    cv_.SignalAll();
     while (!op->done.load()) {
       auto it = cancelled_.find(comm_id);
       if (it != cancelled_.end()) {
@@ -114,6 +132,7 @@ class Engine {
     MutexLock l(&mu_);
     if (stopped_) return;
     queue_.push_back(std::move(op));
+    queued_.fetch_add(1);
     cv_.SignalAll();
   }
 
@@ -181,13 +200,17 @@ class Engine {
       }
     }
     std::vector<std::shared_ptr<Op>> active;
-    auto idle = std::chrono::microseconds(1);
+    int idle_rounds = 0;  // rounds in a row in which no op finished
+    auto idle = kMinIdle;
     while (true) {
+      // Idle: poll for new work a while before sleeping (see Run).
+      for (int i = 0; i < kSpinRounds * 4 && active.empty() && queued_.load() == 0; ++i) SpinPause();
       {
         MutexLock l(&mu_);
         while (queue_.empty() && active.empty() && !stopping_) cv_.Wait(&mu_);
         if (stopping_ && queue_.empty()) break;
         for (auto& op : queue_) active.push_back(std::move(op));
+        queued_.fetch_sub(static_cast<int>(queue_.size()));
         queue_.clear();
       }
       std::vector<std::shared_ptr<Op>> finished;
@@ -200,12 +223,20 @@ class Engine {
           ++i;
         }
       }
-      MutexLock l(&mu_);
       if (!finished.empty()) {
+        MutexLock l(&mu_);
         for (const auto& op : finished) op->done.store(true);
         cv_.SignalAll();
-        idle = std::chrono::microseconds(1);
-      } else if (queue_.empty() && !stopping_) {
+        idle_rounds = 0;
+        idle = kMinIdle;
+        continue;
+      }
+      // Nothing finished: poll again at once for a while (Open MPI
+      // progresses nonblocking collectives on a fraction of the MPI_Test
+      // calls only), then wait with a growing timeout.
+      if (++idle_rounds <= kSpinRounds) continue;
+      MutexLock l(&mu_);
+      if (queue_.empty() && !stopping_) {
         cv_.WaitFor(&mu_, idle);
         idle = std::min<std::chrono::microseconds>(idle * 2, kMaxIdle);
       }
@@ -219,6 +250,7 @@ class Engine {
 
   std::thread thread_;
   bool owns_mpi_ = false;  // communication thread only
+  std::atomic<int> queued_{0};  // queue_.size(), read without the lock
 
   Mutex mu_;
   CondVar cv_;
