@@ -88,9 +88,11 @@ class ShardedIterator : public data::IteratorBase {
 // unless `dataset` was made by ShardedRecordFiles. Thread-safe.
 std::unique_ptr<ShardedIterator> MakeShardedIterator(const data::DatasetPtr& dataset);
 
-// The start-up consistency check alone: Allgathers `fields` (name -> value,
-// the same names on every rank) and fails on the first field whose value
-// differs from rank 0's, naming the ranks that differ. Collective.
+// The start-up consistency check alone: Allgathers one hash per field of
+// `fields` (name -> value, the same names on every rank), and only if one
+// differs the values, and fails on the first field whose value differs
+// from rank 0's, naming the ranks that differ and the first differing line.
+// Collective.
 [[nodiscard]] Status CheckConsistency(Communicator& comm,
                                       const std::vector<std::pair<std::string, std::string>>& fields);
 
