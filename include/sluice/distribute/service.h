@@ -22,6 +22,8 @@
 // without a copy. An end-of-stream message is the 4 bytes "SLEN"; an error
 // "SLER" followed by the code (u32) and the message.
 //
+// Blocking: Serve and FromService's GetNext wait for messages; a dead peer
+// ends the MPI job (mpirun names it), and Communicator::Cancel wakes them.
 // Thread-safety: Serve blocks its caller; FromService's datasets are as
 // every Dataset.
 #ifndef SLUICE_DISTRIBUTE_SERVICE_H_
