@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
 #include "sluice/core/logging.h"
 #include "sluice/data/datasets.h"
 
@@ -31,12 +32,16 @@ class IgnoreErrorsDataset : public DatasetBase {
   class Iterator : public DatasetIterator<IgnoreErrorsDataset> {
    public:
     Iterator(const IgnoreErrorsDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), skipped_(ctx.skipped_errors) {}
+        : DatasetIterator(d),
+          input_(d->input_->MakeIteratorInternal(ctx)),
+          skipped_(ctx.skipped_errors),
+          model_(ctx.model) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
       while (true) {
         Status s = input_->GetNext(out, end_of_sequence);
         if (s.ok() || errors::IsCancelled(s)) return s;
         if (skipped_) skipped_->fetch_add(1, std::memory_order_relaxed);
+        if (model_) model_->errors()->Record("IgnoreErrors", ErrorPolicy::kSkip, s);
         if (dataset_->log_warning_) LogWarning(WarningOf(s));
       }
     }
@@ -44,6 +49,7 @@ class IgnoreErrorsDataset : public DatasetBase {
    private:
     std::unique_ptr<IteratorBase> input_;
     const std::shared_ptr<std::atomic<int64_t>> skipped_;
+    const std::shared_ptr<Model> model_;  // its error report; may be null
   };
 
   const DatasetPtr input_;

@@ -13,6 +13,8 @@
 
 #include "core/philox.h"
 #include "data/dataset_util.h"
+#include "data/memory_budget.h"
+#include "data/model.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::data {
@@ -54,16 +56,25 @@ class ShuffleDataset : public DatasetBase {
         : DatasetIterator(d),
           input_(d->input_->MakeIteratorInternal(ctx)),
           rng_(seed, seed2),
-          buffer_(static_cast<size_t>(d->buffer_size_)) {}
+          buffer_(static_cast<size_t>(d->buffer_size_)),
+          account_(ctx.model ? ctx.model->memory() : nullptr, "Shuffle") {}
 
     Status GetNext(Element* out, bool* end_of_sequence) override {
       const int64_t n = dataset_->buffer_size_;
-      while (!input_done_ && end_ - start_ < n) {
+      // Under a memory budget without room, the buffer fills only as far
+      // as the budget allows (at least one element).
+      while (!input_done_ && end_ - start_ < n && (end_ == start_ || account_.HasRoom())) {
         bool end = false;
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(&buffer_[static_cast<size_t>(end_ % n)], &end));
+        Element& slot = buffer_[static_cast<size_t>(end_ % n)];
+        SLUICE_RETURN_IF_ERROR(input_->GetNext(&slot, &end));
         if (end) {
           input_done_ = true;
           break;
+        }
+        Status charged = account_.ChargeNoWait(ElementBytes(slot));
+        if (!charged.ok()) {
+          slot.clear();
+          return charged;
         }
         ++end_;
       }
@@ -74,6 +85,7 @@ class ShuffleDataset : public DatasetBase {
       const int64_t offset = static_cast<int64_t>(rng_.Next()) % (end_ - start_);
       const size_t index = static_cast<size_t>((start_ + offset) % n);
       *out = std::move(buffer_[index]);
+      account_.Release(ElementBytes(*out));
       std::swap(buffer_[index], buffer_[static_cast<size_t>(start_ % n)]);
       ++start_;
       *end_of_sequence = false;
@@ -87,6 +99,7 @@ class ShuffleDataset : public DatasetBase {
     int64_t start_ = 0;
     int64_t end_ = 0;
     bool input_done_ = false;
+    BudgetAccount account_;
   };
 
   const DatasetPtr input_;
