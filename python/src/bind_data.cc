@@ -374,6 +374,7 @@ void BindData(nb::module_& m) {
   BindDataFrameworks(d);
   BindDataGlobalShuffle(d);
   BindDataAutotune(d);
+  BindDataBudget(d);
 }
 
 }  // namespace sluice::python

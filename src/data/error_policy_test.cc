@@ -70,10 +70,9 @@ std::vector<std::string> Strings(const std::vector<Element>& elements) {
   return out;
 }
 
-RecordDatasetOptions Reading(ErrorPolicy policy) {
-  RecordDatasetOptions o;
-  o.error_policy.policy = policy;
-  return o;
+// `reader` with its own policy.
+DatasetPtr Reading(DatasetPtr reader, ErrorPolicy policy, std::optional<Element> replacement = std::nullopt) {
+  return Must(WithStageErrorPolicy(reader, StageErrorPolicy{policy, std::move(replacement)}));
 }
 
 class ReaderPolicyTest : public ::testing::Test {
@@ -96,7 +95,7 @@ TEST_F(ReaderPolicyTest, CorruptRecordFailsByDefault) {
 
 TEST_F(ReaderPolicyTest, CorruptRecordIsSkippedWithTheRestOfItsFileAndReported) {
   CorruptSecondRecord(a_);
-  Pass p = RunPass(Must(TFRecordDataset({a_, b_}, Reading(ErrorPolicy::kSkip))));
+  Pass p = RunPass(Reading(Must(TFRecordDataset({a_, b_})), ErrorPolicy::kSkip));
   ASSERT_TRUE(p.status.ok()) << p.status;
   EXPECT_EQ(Strings(p.elements), (std::vector<std::string>{"a0", "b0", "b1"}));
   EXPECT_EQ(p.it->skipped_errors(), 1);
@@ -114,7 +113,7 @@ TEST_F(ReaderPolicyTest, CorruptRecordIsSkippedWithTheRestOfItsFileAndReported) 
 
 TEST_F(ReaderPolicyTest, CorruptRecordIsReplacedByAnEmptyString) {
   CorruptSecondRecord(a_);
-  Pass p = RunPass(Must(TFRecordDataset({a_, b_}, Reading(ErrorPolicy::kReplace))));
+  Pass p = RunPass(Reading(Must(TFRecordDataset({a_, b_})), ErrorPolicy::kReplace));
   ASSERT_TRUE(p.status.ok()) << p.status;
   EXPECT_EQ(Strings(p.elements), (std::vector<std::string>{"a0", "", "b0", "b1"}));
   EXPECT_EQ(p.it->skipped_errors(), 0);
@@ -124,28 +123,29 @@ TEST_F(ReaderPolicyTest, CorruptRecordIsReplacedByAnEmptyString) {
 
 TEST_F(ReaderPolicyTest, ReplacementGivenByTheUserStandsForTheRecord) {
   CorruptSecondRecord(a_);
-  RecordDatasetOptions o = Reading(ErrorPolicy::kReplace);
-  o.error_policy.replacement = Element{Tensor::String("lost")};
-  Pass p = RunPass(Must(TFRecordDataset({a_, b_}, o)));
+  DatasetPtr reader = Must(TFRecordDataset({a_, b_}));
+  Pass p = RunPass(Reading(reader, ErrorPolicy::kReplace, Element{Tensor::String("lost")}));
   EXPECT_EQ(Strings(p.elements), (std::vector<std::string>{"a0", "lost", "b0", "b1"}));
-  o.error_policy.replacement = Element{Tensor::Scalar<int64_t>(1)};
-  EXPECT_EQ(TFRecordDataset({a_, b_}, o).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(WithStageErrorPolicy(reader, StageErrorPolicy{ErrorPolicy::kReplace, Element{Tensor::Scalar<int64_t>(1)}})
+                .status()
+                .code(),
+            Code::kInvalidArgument);
 }
 
 TEST_F(ReaderPolicyTest, TruncatedFileReachesThePolicyInEachMode) {
   std::filesystem::resize_file(a_, std::filesystem::file_size(a_) - 5);  // cuts record 2
   EXPECT_FALSE(RunPass(Must(TFRecordDataset({a_, b_}))).status.ok());
-  Pass skipped = RunPass(Must(TFRecordDataset({a_, b_}, Reading(ErrorPolicy::kSkip))));
+  Pass skipped = RunPass(Reading(Must(TFRecordDataset({a_, b_})), ErrorPolicy::kSkip));
   EXPECT_TRUE(skipped.status.ok()) << skipped.status;
   EXPECT_EQ(Strings(skipped.elements), (std::vector<std::string>{"a0", "a1", "b0", "b1"}));
-  Pass replaced = RunPass(Must(TFRecordDataset({a_, b_}, Reading(ErrorPolicy::kReplace))));
+  Pass replaced = RunPass(Reading(Must(TFRecordDataset({a_, b_})), ErrorPolicy::kReplace));
   EXPECT_EQ(Strings(replaced.elements), (std::vector<std::string>{"a0", "a1", "", "b0", "b1"}));
 }
 
 TEST_F(ReaderPolicyTest, MissingFileIsSkippedWithParallelReads) {
-  RecordDatasetOptions o = Reading(ErrorPolicy::kSkip);
+  RecordDatasetOptions o;
   o.num_parallel_reads = 2;
-  Pass p = RunPass(Must(TFRecordDataset({TempPath("missing"), b_}, o)));
+  Pass p = RunPass(Reading(Must(TFRecordDataset({TempPath("missing"), b_}, o)), ErrorPolicy::kSkip));
   ASSERT_TRUE(p.status.ok()) << p.status;
   EXPECT_EQ(Strings(p.elements), (std::vector<std::string>{"b0", "b1"}));
   ASSERT_EQ(IteratorErrors(*p.it).size(), 1u);

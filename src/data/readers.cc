@@ -218,12 +218,11 @@ class FilesDataset : public DatasetBase {
 Result<DatasetPtr> MakeFilesDataset(std::vector<std::string> filenames, FileOptions file_options,
                                     const RecordDatasetOptions& options) {
   if (options.buffer_size < 0) return InvalidArgument("buffer_size must be >= 0");
-  SLUICE_RETURN_IF_ERROR(CheckReplacement(options.error_policy, ElementSpec{{DType::kString}, {PartialShape({})}, {}}));
   if (!options.num_parallel_reads.has_value()) {
     auto files = std::make_shared<FilesDataset>(std::move(filenames), file_options);
     std::string stage = files->DebugName();
     // The readers' errors reach the error policy (the stage's, else Options').
-    return WithErrorPolicy(std::move(files), std::move(stage), options.error_policy);
+    return WithErrorPolicy(std::move(files), std::move(stage), StageErrorPolicy{});
   }
   int64_t n = *options.num_parallel_reads;
   if (n == kAutotune) n = AutotuneParallelism();
@@ -239,7 +238,7 @@ Result<DatasetPtr> MakeFilesDataset(std::vector<std::string> filenames, FileOpti
   SLUICE_ASSIGN_OR_RETURN(DatasetPtr reads, Interleave(std::move(names), std::move(open), std::move(spec),
                                                        InterleaveOptions{.cycle_length = n, .block_length = 1,
                                                                          .num_parallel_calls = n}));
-  return WithErrorPolicy(std::move(reads), stage, options.error_policy);
+  return WithErrorPolicy(std::move(reads), stage, StageErrorPolicy{});
 }
 
 }  // namespace

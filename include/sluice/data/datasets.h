@@ -81,15 +81,15 @@ Result<DatasetPtr> FromTensorSlices(Element components, std::vector<std::string>
 // compression_type "", "ZLIB" or "GZIP"; buffer_size in bytes (0: the
 // default); num_parallel_reads > 1 (or kAutotune) reads that many files at
 // once, interleaving their records one by one (TF's order). Errors carry
-// the "file", "record" and "offset" payloads.
+// the "file", "record" and "offset" payloads. The readers' errors (a file
+// that does not open, a read error, a corrupt record) reach
+// Options.error_policy, or the reader's own (WithStageErrorPolicy); the rest
+// of a file that fails is skipped (TF's rule), so kReplace yields one
+// substitute for it.
 struct RecordDatasetOptions {
   std::string compression_type;
   int64_t buffer_size = 0;
   std::optional<int64_t> num_parallel_reads;
-  // Applies to the readers' errors (a file that does not open, a read
-  // error, a corrupt record); the rest of a file that fails is skipped (TF's
-  // rule), so kReplace yields one empty string for it.
-  StageErrorPolicy error_policy;
 };
 Result<DatasetPtr> TFRecordDataset(std::vector<std::string> filenames, RecordDatasetOptions options = {});
 // Lines of text files (io::LineIterator's rules).
