@@ -339,7 +339,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
         Node::Add(node_->bytes, bytes);
       }
       if (n > 0) element_bytes_.store(bytes / static_cast<int64_t>(n), std::memory_order_relaxed);
-      if (bytes > 0) {
+      if (n > 0) {
         // Waits for room in the budget unless this chunk holds the next
         // element to hand out (then the consumer needs it now).
         Status charged = account_.Charge(

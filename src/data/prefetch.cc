@@ -117,7 +117,7 @@ class PrefetchIterator : public IteratorBase {
       item.status = input_->GetNext(&item.element, &end);
       Node::Bump(node_->wait_ns, NowNanos() - start);  // the thread's own work is nil
       const int64_t bytes = item.status.ok() && !end ? ElementBytes(item.element) : 0;
-      if (bytes > 0) {
+      if (item.status.ok() && !end) {
         // Waits for room in the budget unless the consumer has nothing to take.
         Status charged = account_.Charge(bytes, [this] { return buffered_.load(std::memory_order_relaxed) == 0; });
         if (errors::IsCancelled(charged)) return;
