@@ -48,8 +48,10 @@ void MemoryBudget::AddUnlimited(int64_t bytes) {
 
 bool MemoryBudget::RoomLocked(int64_t bytes) const {
   mu_.AssertHeld();
-  // While a stage has yet to charge, the reserve does not know its element.
-  return unknown_ == 0 && bytes_.load(std::memory_order_relaxed) + bytes <= limit() - reserve_;
+  // While a stage has yet to charge, the reserve does not know its element:
+  // the others take at most half of the room, leaving it the other half.
+  const int64_t room = limit() - reserve_;
+  return bytes_.load(std::memory_order_relaxed) + bytes <= (unknown_ == 0 ? room : room / 2);
 }
 
 Status MemoryBudget::TooSmallLocked() const {

@@ -15,8 +15,11 @@
 // within the limit, except that an element larger than every element its
 // stage charged before may pass it by the difference; and every stage can
 // always make progress, so a budget never causes a hang. Until every
-// account has charged once (its largest element is then known), no charge
-// the stage could do without is made. A limit smaller
+// account has charged once (the reserve then knows its largest element),
+// charges that could wait keep to half of limit - reserve, so the limit
+// holds if the first elements of the stages yet to charge take at most the
+// other half (a pipeline's first batch and its prefetch, in practice). A
+// limit smaller
 // than the reserve (one element per buffering stage) cannot be kept: the
 // charge that shows it fails with ResourceExhausted (at the first elements).
 //
@@ -81,8 +84,8 @@ class MemoryBudget {
   // Without a limit: relaxed atomics, no lock.
   void AddUnlimited(int64_t bytes);
   Status TooSmallLocked() const SLUICE_REQUIRES(mu_);
-  // True if `bytes` more leave the reserve free, and every account has
-  // charged once (the reserve is known).
+  // True if `bytes` more leave the reserve free (half of the rest while
+  // an account has yet to charge).
   bool RoomLocked(int64_t bytes) const SLUICE_REQUIRES(mu_);
 
   std::atomic<int64_t> limit_{0};

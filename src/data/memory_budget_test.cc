@@ -52,13 +52,17 @@ TEST(MemoryBudgetTest, ChargeNeededNowNeverWaitsAndStaysWithinTheLimit) {
   EXPECT_LE(budget->Snapshot().peak_bytes, 1000);
 }
 
-TEST(MemoryBudgetTest, ChargeWaitsUntilEveryStageHasChargedOnce) {
+TEST(MemoryBudgetTest, ChargeKeepsToHalfTheRoomUntilEveryStageHasCharged) {
   auto budget = BudgetOf(1000);
   BudgetAccount a(budget, "A");
   auto b = std::make_unique<BudgetAccount>(budget, "B");
-  auto waiting = std::async(std::launch::async, [&] { return a.Charge(10, kCanWait); });
+  ASSERT_TRUE(a.Charge(100, kNeededNow).ok());  // room 900, half of it while B is unknown
+  ASSERT_TRUE(a.Charge(100, kCanWait).ok());
+  ASSERT_TRUE(a.Charge(100, kCanWait).ok());
+  ASSERT_TRUE(a.Charge(100, kCanWait).ok());    // 400 <= 450
+  auto waiting = std::async(std::launch::async, [&] { return a.Charge(100, kCanWait); });
   EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
-  ASSERT_TRUE(b->Charge(10, kNeededNow).ok());  // the reserve is known now
+  ASSERT_TRUE(b->Charge(100, kNeededNow).ok());  // known now: room 800, 500 + 100 fit
   EXPECT_TRUE(waiting.get().ok());
 }
 

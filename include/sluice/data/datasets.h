@@ -588,7 +588,9 @@ Options IteratorOptions(const IteratorBase& root);
 // consumer needs its next element now never waits. So a pipeline slows
 // down instead of passing the budget, never hangs, and the tracked bytes
 // stay within the budget, except that an element larger than every earlier
-// one of its stage may pass it by the difference. A budget smaller than the
+// one of its stage may pass it by the difference (until each stage has held
+// an element, the others keep to half the budget less the reserve, which
+// leaves the first elements of the rest the other half). A budget smaller than the
 // reserve fails the charge that shows it (at the first elements) with
 // ResourceExhausted; an in-memory cache that outgrows it too.
 struct MemoryStats {
