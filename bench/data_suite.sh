@@ -18,6 +18,9 @@
 #   5. AUTOTUNE from a cold start against a grid of hand-set parallelism on
 #      the image pipeline (bench/autotune_bench.py: "ratio autotune vs
 #      grid-best: <x>");
+#   6. the image pipeline with Options.ram_budget (256 MB) against the same
+#      without a budget: the cost of the budget's accounting
+#      (bench/budget_bench.py: "ratio data_budget_accounting vs no_budget: <x>");
 # then bench/report_data.py: a table and the "ratio ..." lines of 2 and 3,
 # and the ratio lines of 1, 4 and 5 repeated, so that the run ends with one
 # line per target.
@@ -33,6 +36,7 @@
 #                       ~100 KiB over 8 files, passes of each pipeline
 #   SKIP_GSHUFFLE=1     skip part 4
 #   AUTOTUNE_SECONDS=10  AUTOTUNE_REPS=2   part 5;  SKIP_AUTOTUNE=1  skip it
+#   BUDGET_REPS=3  BUDGET_BATCHES=24   part 6;  SKIP_BUDGET=1  skip it
 # The DataLoader rows need torch and Pillow (bench/requirements-peers.txt;
 # or put them on PYTHONPATH); without them they are skipped.
 set -euo pipefail
@@ -72,6 +76,11 @@ fi
 if [ "${SKIP_AUTOTUNE:-0}" != "1" ]; then
   echo "== AUTOTUNE vs a grid: bench/autotune_bench.py --seconds ${AUTOTUNE_SECONDS:-10} --reps ${AUTOTUNE_REPS:-2}"
   "$py" bench/autotune_bench.py --seconds "${AUTOTUNE_SECONDS:-10}" --reps "${AUTOTUNE_REPS:-2}" | tee -a "$out/ratios.log"
+fi
+
+if [ "${SKIP_BUDGET:-0}" != "1" ]; then
+  echo "== memory budget accounting: bench/budget_bench.py --reps ${BUDGET_REPS:-3} --batches ${BUDGET_BATCHES:-24}"
+  "$py" bench/budget_bench.py --reps "${BUDGET_REPS:-3}" --batches "${BUDGET_BATCHES:-24}" | tee -a "$out/ratios.log"
 fi
 
 cxx_json="$out/data_benchmark.json"
