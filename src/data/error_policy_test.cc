@@ -246,6 +246,12 @@ std::vector<int64_t> Labels(const std::vector<Element>& elements) {
   return out;
 }
 
+TEST_P(MapPolicyTest, SkippingMapHasUnknownCardinality) {
+  EXPECT_EQ(ParsedExamples(std::nullopt, GetParam())->cardinality(), 3);
+  EXPECT_EQ(ParsedExamples(ErrorPolicy::kReplace, GetParam())->cardinality(), 3);
+  EXPECT_EQ(ParsedExamples(ErrorPolicy::kSkip, GetParam())->cardinality(), kUnknownCardinality);
+}
+
 TEST_P(MapPolicyTest, ParseErrorReachesEachPolicy) {
   Pass failed = RunPass(ParsedExamples(std::nullopt, GetParam()));
   EXPECT_EQ(failed.status.code(), Code::kInvalidArgument);

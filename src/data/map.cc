@@ -49,7 +49,9 @@ class MapDataset : public DatasetBase {
   MapDataset(DatasetPtr input, IndexedMapFn fn, ElementSpec spec, MapOptions options)
       : DatasetBase(std::move(spec)), input_(std::move(input)), fn_(std::move(fn)), options_(options) {}
 
-  int64_t cardinality() const override { return input_->cardinality(); }
+  int64_t cardinality() const override {
+    return options_.error_policy.policy == ErrorPolicy::kSkip ? kUnknownCardinality : input_->cardinality();
+  }
   std::string DebugName() const override { return options_.num_parallel_calls ? "ParallelMap" : "Map"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override;
   // This map with its own error policy `policy`.
