@@ -18,11 +18,17 @@
 #   5. AUTOTUNE from a cold start against a grid of hand-set parallelism on
 #      the image pipeline (bench/autotune_bench.py: "ratio autotune vs
 #      grid-best: <x>");
-#   6. the image pipeline with Options.ram_budget (256 MB) against the same
+#   6. checkpoint size and save/restore time of the image pipeline with a
+#      10,000-element shuffle buffer against tf.data's own checkpoint
+#      (tf.train.Checkpoint(iterator=...)) of the same pipeline
+#      (bench/checkpoint_benchmark.cc, bench/py_checkpoint_bench.py: "ratio
+#      checkpoint size image pipeline vs tf.data: <x>", save and restore
+#      times, and sluice's size against the 1 MB limit);
+#   7. the image pipeline with Options.ram_budget (256 MB) against the same
 #      without a budget: the cost of the budget's accounting
 #      (bench/budget_bench.py: "ratio data_budget_accounting vs no_budget: <x>");
 # then bench/report_data.py: a table and the "ratio ..." lines of 2 and 3,
-# and the ratio lines of 1, 4 and 5 repeated, so that the run ends with one
+# and the ratio lines of 1, 4, 5 and 6 repeated, so that the run ends with one
 # line per target.
 #   DATA_BUILD_DIR=build-bench-data   Release build of sluice._core,
 #                       image_pipeline (the file generator) and data_benchmark
@@ -36,7 +42,10 @@
 #                       ~100 KiB over 8 files, passes of each pipeline
 #   SKIP_GSHUFFLE=1     skip part 4
 #   AUTOTUNE_SECONDS=10  AUTOTUNE_REPS=2   part 5;  SKIP_AUTOTUNE=1  skip it
-#   BUDGET_REPS=3  BUDGET_BATCHES=24   part 6;  SKIP_BUDGET=1  skip it
+#   CKPT_RECORDS=12000  CKPT_REPS=3   part 6: ~100 KiB JPEG Example records
+#                       (written once into $DATA_BUILD_DIR/ckpt-data);
+#                       SKIP_CHECKPOINT=1  skip it
+#   BUDGET_REPS=3  BUDGET_BATCHES=24   part 7;  SKIP_BUDGET=1  skip it
 # The DataLoader rows need torch and Pillow (bench/requirements-peers.txt;
 # or put them on PYTHONPATH); without them they are skipped.
 set -euo pipefail
@@ -46,7 +55,7 @@ py="$PWD/.venv/bin/python"
 REPS="${REPS:-3}"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_PYTHON=ON \
   -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_EXAMPLES=ON -DSLUICE_BUILD_BENCHMARKS=ON -DPython_EXECUTABLE="$py" >/dev/null
-cmake --build "$build" -j "${JOBS:-2}" --target _core image_pipeline data_benchmark >/dev/null
+cmake --build "$build" -j "${JOBS:-2}" --target _core image_pipeline data_benchmark checkpoint_benchmark >/dev/null
 stage="$build/pystage"
 rm -rf "$stage/sluice"
 mkdir -p "$stage"
@@ -78,6 +87,12 @@ if [ "${SKIP_AUTOTUNE:-0}" != "1" ]; then
   "$py" bench/autotune_bench.py --seconds "${AUTOTUNE_SECONDS:-10}" --reps "${AUTOTUNE_REPS:-2}" | tee -a "$out/ratios.log"
 fi
 
+if [ "${SKIP_CHECKPOINT:-0}" != "1" ]; then
+  echo "== checkpoint: bench/py_checkpoint_bench.py --records ${CKPT_RECORDS:-12000} --buffer 10000 --reps ${CKPT_REPS:-3}"
+  "$py" bench/py_checkpoint_bench.py --bin "$build/bench/checkpoint_benchmark" --data-dir "$build/ckpt-data" \
+    --records "${CKPT_RECORDS:-12000}" --buffer 10000 --reps "${CKPT_REPS:-3}" | tee -a "$out/ratios.log"
+fi
+
 if [ "${SKIP_BUDGET:-0}" != "1" ]; then
   echo "== memory budget accounting: bench/budget_bench.py --reps ${BUDGET_REPS:-3} --batches ${BUDGET_BATCHES:-24}"
   "$py" bench/budget_bench.py --reps "${BUDGET_REPS:-3}" --batches "${BUDGET_BATCHES:-24}" | tee -a "$out/ratios.log"
@@ -106,6 +121,7 @@ if [ "${SKIP_IMAGE:-0}" != "1" ]; then
     --torch-workers "${workers[@]}" --json "$image_json" >/dev/null
   image_args=(--image "$image_json")
 fi
+
 echo
 "$py" bench/report_data.py --cxx "$cxx_json" "${image_args[@]}"
 grep '^ratio ' "$out/ratios.log" || true

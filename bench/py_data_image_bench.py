@@ -74,6 +74,10 @@ def sluice_data(files, epochs):
           .map(sd.ops.parse_example(features), num_parallel_calls=sd.AUTOTUNE)
           .map(sd.ops.random_resized_crop(SIZE, component="image", seed=1), num_parallel_calls=sd.AUTOTUNE)
           .batch(BATCH).prefetch(sd.AUTOTUNE))
+    if os.environ.get("SLUICE_MAP_AND_BATCH_FUSION") == "0":  # the map and batch as two stages (A/B runs)
+        options = sd.Options()
+        options.experimental_optimization.map_and_batch_fusion = False
+        ds = ds.with_options(options)
     return _drain(ds, t0, cpu0)
 
 

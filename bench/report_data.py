@@ -18,6 +18,10 @@ and x is the peer's (or the limit's) value over sluice's. Targets:
   (and /drop: both sides free each batch before the next is made)
   data_budget_accounting vs no_budget (bench/budget_bench.py, its
   own line, repeated at the end by data_suite.sh)                 >= 0.98
+The checkpoint part (bench/py_checkpoint_bench.py) prints its own lines:
+  checkpoint size image pipeline vs limit_1MB                     >= 1
+  checkpoint size image pipeline vs tf.data (TF's bytes / sluice's), and
+  checkpoint save/restore image pipeline(time) vs tf.data         informative
 """
 
 import argparse

@@ -33,6 +33,12 @@
 #                          bench/py_data_image_bench.py, bench/report_data.py),
 #                          and the global shuffle over record files vs a
 #                          sequential read (bench/global_shuffle_bench.py).
+#   bench/run.sh compat    sluice.compat.v1's graph-mode image pipeline (a TF 1
+#                          program: reader -> parse -> decode_jpeg -> batch,
+#                          sess.run) vs the eager one (bench/compat_v1_bench.py);
+#                          and CIFAR-10 distorted_inputs native vs op by op vs
+#                          TF 1 ("ratio compat_v1 cifar10 pipeline vs tf1: x");
+#                          last line "ratio compat_v1 image pipeline vs eager: x".
 #
 # Environment:
 #   REPS=3          repetitions of each C++ benchmark and Python measurement
@@ -62,7 +68,8 @@ case "$suite" in
   queue|records|image) ;;
   train) exec bash bench/train_suite.sh ;;  # its own build folder (TRAIN_BUILD_DIR)
   data) exec bash bench/data_suite.sh ;;    # its own build folder (DATA_BUILD_DIR)
-  *) echo "usage: bench/run.sh queue|records|image|train|data" >&2; exit 2 ;;
+  compat) ;;
+  *) echo "usage: bench/run.sh queue|records|image|train|data|compat" >&2; exit 2 ;;
 esac
 
 REPS="${REPS:-3}"
@@ -119,6 +126,23 @@ if [ "$suite" = "image" ]; then
   fi
   echo
   "$PY" bench/report_image.py --cxx "$cxx_json" "${py_args[@]}"
+  exit 0
+fi
+
+if [ "$suite" = "compat" ]; then
+  # Python only: sluice.compat.v1's graph-mode image pipeline against the eager one.
+  PY_BUILD_DIR="${PY_BUILD_DIR:-$BUILD_DIR-py}"
+  if [ ! -f "$PY_BUILD_DIR/CMakeCache.txt" ]; then
+    cmake -S . -B "$PY_BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_PYTHON=ON \
+      -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_EXAMPLES=OFF -DPython_EXECUTABLE="$PY" >/dev/null
+  fi
+  cmake --build "$PY_BUILD_DIR" -j "$JOBS" --target _core >/dev/null
+  stage="$PY_BUILD_DIR/pystage"
+  rm -rf "$stage/sluice" && mkdir -p "$stage" && cp -r python/sluice "$stage/sluice"
+  cp "$PY_BUILD_DIR"/python/_core*.so "$stage/sluice/"
+  echo "== Python: PYTHONPATH=$stage $PY bench/compat_v1_bench.py --data-dir $out --reps $((REPS + 2))"
+  PYTHONPATH="$stage" OPENBLAS_NUM_THREADS=1 timeout 1800 "$PY" bench/compat_v1_bench.py --data-dir "$out" \
+    --reps "$((REPS + 2))"
   exit 0
 fi
 

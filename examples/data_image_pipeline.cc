@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/synthetic_images.h"
 #include "sluice/core/element.h"
 #include "sluice/core/status.h"
 #include "sluice/core/tensor.h"
@@ -39,7 +39,6 @@
 #include "sluice/image/codec.h"
 #include "sluice/image/random_resized_crop.h"
 #include "sluice/io/record_writer.h"
-#include "sluice/ops/example_builder.h"
 #include "sluice/ops/feature_spec.h"
 #include "sluice/ops/parse_example.h"
 
@@ -50,6 +49,10 @@ namespace fs = std::filesystem;
 namespace image = sluice::image;
 namespace ops = sluice::ops;
 using sluice::DType;
+using sluice_examples::CheckRows;
+using sluice_examples::ExampleRecord;
+using sluice_examples::MakeImage;
+using sluice_examples::Tally;
 using sluice::Element;
 using sluice::Result;
 using sluice::Status;
@@ -103,35 +106,7 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
   return true;
 }
 
-// ---- Data (as image_pipeline.cc) -------------------------------------------------
-
-int RedOfClass(int64_t label) { return static_cast<int>(16 + 20 * label); }
-
-uint32_t Hash(uint64_t x) {
-  x = (x ^ (x >> 33)) * 0xFF51AFD7ED558CCDull;
-  x = (x ^ (x >> 33)) * 0xC4CEB9FE1A85EC53ull;
-  return static_cast<uint32_t>(x ^ (x >> 33));
-}
-
-// Image `id`: red = its class's level +- 4, green and blue textured.
-Tensor MakeImage(int64_t id, const Flags& f) {
-  Tensor t(DType::kUInt8, TensorShape({f.height, f.width, 3}));
-  uint8_t* p = t.data<uint8_t>();
-  const int red = RedOfClass(id % f.classes);
-  const double phase = static_cast<double>(id % 97) * 0.37;
-  for (int64_t y = 0; y < f.height; ++y) {
-    for (int64_t x = 0; x < f.width; ++x) {
-      const uint32_t h = Hash(static_cast<uint64_t>(id) * 1000003u + static_cast<uint64_t>(y * f.width + x));
-      uint8_t* px = p + (y * f.width + x) * 3;
-      px[0] = static_cast<uint8_t>(red + static_cast<int>(h % 9) - 4);
-      const double g = 128 + 90 * std::sin(x * 0.031 + phase) * std::cos(y * 0.023 - phase);
-      const double b = 128 + 90 * std::sin((x + y) * 0.017 + 2 * phase);
-      px[1] = static_cast<uint8_t>(std::clamp(g + static_cast<int>((h >> 8) % 25) - 12, 0.0, 255.0));
-      px[2] = static_cast<uint8_t>(std::clamp(b + static_cast<int>((h >> 16) % 25) - 12, 0.0, 255.0));
-    }
-  }
-  return t;
-}
+// ---- Data (as image_pipeline.cc: common/synthetic_images.h) ----------------------
 
 // Writes image i to TFRecord file i % files as Example {image, label, id}.
 Result<std::vector<std::string>> Generate(const Flags& f, const fs::path& dir) {
@@ -144,13 +119,10 @@ Result<std::vector<std::string>> Generate(const Flags& f, const fs::path& dir) {
     writers.push_back(std::move(*w));
   }
   for (int64_t id = 0; id < f.images; ++id) {
-    Result<std::string> jpeg = image::EncodeJpeg(MakeImage(id, f), image::EncodeJpegOptions{});
+    Result<std::string> jpeg =
+        image::EncodeJpeg(MakeImage(id, f.height, f.width, f.classes), image::EncodeJpegOptions{});
     if (!jpeg.ok()) return jpeg.status();
-    const std::string record = ops::ExampleBuilder()
-                                   .AddBytes("image", {std::string_view(*jpeg)})
-                                   .AddInt64s("label", {id % f.classes})
-                                   .AddInt64s("id", {id})
-                                   .Serialize();
+    const std::string record = ExampleRecord(*jpeg, id, f.classes);
     if (Status s = writers[static_cast<size_t>(id % f.files)]->Write(record); !s.ok()) return s;
   }
   for (auto& w : writers) {
@@ -185,11 +157,6 @@ Result<data::DatasetPtr> Build(const Flags& f, const std::vector<std::string>& f
   return data::Prefetch(ds, 2);
 }
 
-struct Tally {
-  std::vector<int64_t> seen;  // per id
-  int64_t images = 0, batches = 0, wrong_labels = 0, wrong_colours = 0, bad_shapes = 0;
-};
-
 // Checks one batch {id, image, label} (the parsed features' sorted order).
 void Check(const Element& batch, const Flags& f, Tally* t) {
   const Tensor& ids = batch[0];
@@ -202,26 +169,7 @@ void Check(const Element& batch, const Flags& f, Tally* t) {
     ++t->bad_shapes;
     return;
   }
-  const int64_t plane = f.size * f.size;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t id = ids.flat<int64_t>()[i];
-    const int64_t label = labels.flat<int64_t>()[i];
-    if (id < 0 || id >= f.images || label != id % f.classes) {
-      ++t->wrong_labels;
-      continue;
-    }
-    ++t->seen[static_cast<size_t>(id)];
-    ++t->images;
-    // The red channel of the normalised crop, back on the 0..255 scale (every 4th pixel).
-    const float* red = images.data<float>() + i * 3 * plane;
-    double sum = 0;
-    int64_t count = 0;
-    for (int64_t y = 0; y < f.size; y += 4) {
-      for (int64_t x = 0; x < f.size; x += 4, ++count) sum += red[y * f.size + x];
-    }
-    const double level = (sum / static_cast<double>(count) * 0.229 + 0.485) * 255.0;
-    if (std::abs(level - RedOfClass(label)) > 8) ++t->wrong_colours;
-  }
+  CheckRows(ids, images, labels, n, f.size, f.images, f.classes, t);
 }
 
 int Run(const Flags& f) {

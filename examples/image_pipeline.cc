@@ -39,7 +39,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -51,6 +50,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/synthetic_images.h"
 #include "sluice/core/element.h"
 #include "sluice/core/status.h"
 #include "sluice/core/tensor.h"
@@ -58,7 +58,6 @@
 #include "sluice/image/random_resized_crop.h"
 #include "sluice/io/readers.h"
 #include "sluice/io/record_writer.h"
-#include "sluice/ops/example_builder.h"
 #include "sluice/ops/feature_spec.h"
 #include "sluice/ops/parse_example.h"
 #include "sluice/pipeline/producer_ops.h"
@@ -75,6 +74,10 @@ namespace image = sluice::image;
 namespace ops = sluice::ops;
 namespace train = sluice::train;
 using sluice::DType;
+using sluice_examples::CheckRows;
+using sluice_examples::ExampleRecord;
+using sluice_examples::MakeImage;
+using sluice_examples::Tally;
 using sluice::Element;
 using sluice::Result;
 using sluice::Status;
@@ -167,37 +170,6 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
 
 // ---- Data ---------------------------------------------------------------------
 
-// The red level of a class: far enough apart to tell classes by their crops.
-int RedOfClass(int64_t label) { return static_cast<int>(16 + 20 * label); }
-
-uint32_t Hash(uint64_t x) {
-  x = (x ^ (x >> 33)) * 0xFF51AFD7ED558CCDull;
-  x = (x ^ (x >> 33)) * 0xC4CEB9FE1A85EC53ull;
-  return static_cast<uint32_t>(x ^ (x >> 33));
-}
-
-// Image `id`: red = its class's level +- 4 (fine texture), green and blue
-// smooth gradients with a per-image phase plus noise (so the file sizes are
-// those of photographs, not of flat colour).
-Tensor MakeImage(int64_t id, const Flags& f) {
-  Tensor t(DType::kUInt8, TensorShape({f.height, f.width, 3}));
-  uint8_t* p = t.data<uint8_t>();
-  const int red = RedOfClass(id % f.classes);
-  const double phase = static_cast<double>(id % 97) * 0.37;
-  for (int64_t y = 0; y < f.height; ++y) {
-    for (int64_t x = 0; x < f.width; ++x) {
-      const uint32_t h = Hash(static_cast<uint64_t>(id) * 1000003u + static_cast<uint64_t>(y * f.width + x));
-      uint8_t* px = p + (y * f.width + x) * 3;
-      px[0] = static_cast<uint8_t>(red + static_cast<int>(h % 9) - 4);
-      const double g = 128 + 90 * std::sin(x * 0.031 + phase) * std::cos(y * 0.023 - phase);
-      const double b = 128 + 90 * std::sin((x + y) * 0.017 + 2 * phase);
-      px[1] = static_cast<uint8_t>(std::clamp(g + static_cast<int>((h >> 8) % 25) - 12, 0.0, 255.0));
-      px[2] = static_cast<uint8_t>(std::clamp(b + static_cast<int>((h >> 16) % 25) - 12, 0.0, 255.0));
-    }
-  }
-  return t;
-}
-
 Status WriteFile(const fs::path& path, std::string_view bytes) {
   std::ofstream out(path, std::ios::binary);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -224,12 +196,10 @@ Result<std::vector<std::string>> Generate(const Flags& f, const fs::path& dir, b
     writers.push_back(std::move(*w));
   }
   for (int64_t id = 0; id < f.images && (write || f.measure_limit); ++id) {
-    Result<std::string> jpeg = image::EncodeJpeg(MakeImage(id, f), enc);
+    Result<std::string> jpeg = image::EncodeJpeg(MakeImage(id, f.height, f.width, f.classes), enc);
     if (!jpeg.ok()) return jpeg.status();
     const int64_t label = id % f.classes;
-    const std::string record =
-        ops::ExampleBuilder().AddBytes("image", {std::string_view(*jpeg)}).AddInt64s("label", {label})
-            .AddInt64s("id", {id}).Serialize();
+    const std::string record = ExampleRecord(*jpeg, id, f.classes);
     if (!write) {
       jpegs->push_back(std::move(*jpeg));
       continue;
@@ -258,15 +228,6 @@ image::RandomResizedCropOptions CropOptions(const Flags& f) {
   return o;
 }
 
-struct Tally {
-  std::vector<int64_t> seen;  // per id
-  int64_t images = 0;
-  int64_t batches = 0;
-  int64_t wrong_labels = 0;
-  int64_t wrong_colours = 0;
-  int64_t bad_shapes = 0;
-};
-
 // Checks one batch {id, image, label} (the parsed features' sorted order).
 void Check(const Element& batch, const Flags& f, Tally* t) {
   const Tensor& ids = batch[0];
@@ -278,29 +239,7 @@ void Check(const Element& batch, const Flags& f, Tally* t) {
     ++t->bad_shapes;
     return;
   }
-  const int64_t plane = f.size * f.size;
-  for (int64_t i = 0; i < f.batch; ++i) {
-    const int64_t id = ids.flat<int64_t>()[i];
-    const int64_t label = labels.flat<int64_t>()[i];
-    if (id < 0 || id >= f.images || label != id % f.classes) {
-      ++t->wrong_labels;
-      continue;
-    }
-    ++t->seen[static_cast<size_t>(id)];
-    ++t->images;
-    // Channel 0 (red) of the normalised crop, back on the 0..255 scale:
-    // the mean of every 4th pixel of every 4th row (reading every pixel
-    // would make the check a visible part of the pipeline's time).
-    const float* red = images.data<float>() + i * 3 * plane;
-    float sum = 0;
-    int64_t count = 0;
-    for (int64_t y = 0; y < f.size; y += 4) {
-      for (int64_t x = 0; x < f.size; x += 4) sum += red[y * f.size + x];
-      count += (f.size + 3) / 4;
-    }
-    const double level = (static_cast<double>(sum) / static_cast<double>(count) * 0.229 + 0.485) * 255.0;
-    if (std::abs(level - RedOfClass(label)) > 8) ++t->wrong_colours;
-  }
+  CheckRows(ids, images, labels, f.batch, f.size, f.images, f.classes, t);
 }
 
 // Images/s of one thread over the boxes the fused op samples (the same seeds

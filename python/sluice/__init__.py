@@ -43,6 +43,15 @@ from sluice.train import (Graph, Session, get_default_graph, reset_default_graph
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name):
+    # sluice.compat (TF 1 graph-mode programs with only the import changed: import sluice.compat.v1 as tf),
+    # imported on first use so that `import sluice` does not pay for it.
+    if name == "compat":
+        import importlib  # noqa: PLC0415
+        return importlib.import_module("sluice.compat")
+    raise AttributeError("module 'sluice' has no attribute %r" % name)
+
 # `from sluice import *` gives the modules, not the dtype names (`bool` would
 # shadow the builtin).
 __all__ = ["errors", "dtypes", "queue", "train", "io", "image", "python_io", "DType", "as_dtype"]

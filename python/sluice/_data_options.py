@@ -1,9 +1,9 @@
 """``tf.data.Options`` for sluice.data: the same classes, fields, type checks
 and merge rules as TensorFlow's (tensorflow/python/data/ops/options.py).
 
-The engine reads ``deterministic``, ``autotune.enabled/cpu_budget/ram_budget``
-and ``threading.*`` (``_to_core``), and sluice's own ``ram_budget`` and
-``error_policy`` (_data_policy.py); every other option is accepted and kept,
+The engine reads ``deterministic``, ``autotune.enabled/cpu_budget/ram_budget``,
+``threading.*`` and ``experimental_optimization.map_and_batch_fusion`` (``_to_core``),
+and sluice's own ``ram_budget`` and ``error_policy`` (_data_policy.py); every other option is accepted and kept,
 so code written for tf.data runs unchanged.
 """
 
@@ -147,7 +147,8 @@ class OptimizationOptions(OptionsBase):
     filter_parallelization = create_option("filter_parallelization", bool, "Accepted.")
     inject_prefetch = create_option("inject_prefetch", bool, "Accepted.")
     seq_interleave_prefetch = create_option("seq_interleave_prefetch", bool, "Accepted.")
-    map_and_batch_fusion = create_option("map_and_batch_fusion", bool, "Accepted.")
+    map_and_batch_fusion = create_option("map_and_batch_fusion", bool,
+                                         "A parallel map followed by batch runs as one stage. None: True.")
     map_and_filter_fusion = create_option("map_and_filter_fusion", bool, "Accepted.")
     map_fusion = create_option("map_fusion", bool, "Accepted.")
     map_parallelization = create_option("map_parallelization", bool, "Accepted.")
@@ -215,4 +216,5 @@ class Options(OptionsBase):
         a, t = self.autotune, self.threading
         return dict(deterministic=self.deterministic, autotune_enabled=a.enabled, cpu_budget=a.cpu_budget,
                     ram_budget=a.ram_budget, private_threadpool_size=t.private_threadpool_size,
-                    max_intra_op_parallelism=t.max_intra_op_parallelism)
+                    max_intra_op_parallelism=t.max_intra_op_parallelism,
+                    map_and_batch_fusion=self.experimental_optimization.map_and_batch_fusion)

@@ -21,6 +21,7 @@ import os
 import numpy as np
 
 from sluice import _core
+from sluice import _crop_options
 from sluice import dtypes as _dtypes
 from sluice import errors as _errors
 
@@ -132,24 +133,15 @@ def _check_image_rank(a, op):
         raise ValueError(f"'image' (shape {a.shape}) must have either 3 or 4 dimensions ({op}).")
 
 
-
 # ---- random resized crop ------------------------------------------------------
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 
 
-def _pair(value, name):
-    pair = tuple(float(v) for v in value)
-    if len(pair) != 2:
-        raise ValueError(f"'{name}' must be a pair (low, high), got {value!r}")
-    return pair
-
-
-def decode_random_resized_crop(contents, size, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), flip=True,
-                               mean=IMAGENET_MEAN, std=IMAGENET_STD, data_format="CHW", seed=None, *,
-                               flip_probability=0.5, max_attempts=10, sampler="torchvision",
-                               method=ResizeMethod.BILINEAR, antialias=False, channels=3, dct_scaling=False):
+def decode_random_resized_crop(contents, size, scale=None, ratio=None, flip=True, mean=None, std=None,
+                               data_format=None, seed=None, *, flip_probability=None, max_attempts=None,
+                               sampler=None, method=None, antialias=None, channels=None, dct_scaling=None):
     """sluice extra: JPEG/PNG bytes -> random resized crop -> flip -> normalise, fused.
 
     torchvision's RandomResizedCrop(size, scale, ratio) + RandomHorizontalFlip
@@ -163,6 +155,11 @@ def decode_random_resized_crop(contents, size, scale=(0.08, 1.0), ratio=(3 / 4, 
     (sample_distorted_bounding_box's algorithm). ``antialias=True`` filters as
     PIL's resize does. ``dct_scaling``: decode at 1/2..1/8 when the box is
     that much larger than ``size`` (faster, pixels differ slightly).
+    An option left at None keeps the default of
+    ``_core.RandomResizedCropOptions`` (the C++ struct's: scale (0.08, 1.0),
+    ratio (3/4, 4/3), flip_probability 0.5, ImageNet's mean and std
+    (IMAGENET_MEAN, IMAGENET_STD), "CHW", 10 attempts, "torchvision",
+    "bilinear", no antialias, 3 channels, no DCT scaling).
     ``seed``: the same seed gives the same output; None draws one.
     Equals normalize(flip_left_right(resize(decode_and_crop_jpeg(contents,
     box), size) / 255), mean, std) to float32 rounding, with the box and flip
@@ -172,26 +169,31 @@ def decode_random_resized_crop(contents, size, scale=(0.08, 1.0), ratio=(3 / 4, 
     if isinstance(size, (int, np.integer)):
         size = (int(size), int(size))
     h, w = _size(size)
+    options = _crop_options.crop_options(
+        _lenient_int, height=h, width=w, scale=scale, ratio=ratio, flip=flip, flip_probability=flip_probability,
+        mean=mean, std=std, data_format=data_format, max_attempts=max_attempts, sampler=sampler, method=method,
+        antialias=antialias, channels=channels, dct_scaling=dct_scaling)
     data = contents if isinstance(contents, bytes) else bytes(contents)
-    return _core.image_decode_random_resized_crop(
-        data, h, w, _pair(scale, "scale"), _pair(ratio, "ratio"), int(max_attempts), str(sampler),
-        float(flip_probability) if flip else 0.0, _method(method), bool(antialias),
-        [float(v) for v in np.ravel(mean)], [float(v) for v in np.ravel(std)], str(data_format), int(channels),
-        bool(dct_scaling), _seed(seed))
+    return _core.image_decode_random_resized_crop(data, options, _seed(seed))
 
 
-def sample_random_resized_crop(image_size, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), seed=None, *,
-                               flip_probability=0.5, max_attempts=10, sampler="torchvision"):
+def sample_random_resized_crop(image_size, scale=None, ratio=None, seed=None, *, flip_probability=None,
+                               max_attempts=None, sampler=None):
     """The box and flip decode_random_resized_crop uses for this image size and seed.
 
     ``image_size``: (height, width, ...). Returns (y, x, height, width, flip).
+    Options left at None keep decode_random_resized_crop's defaults.
     """
     dims = [int(v) for v in np.ravel(image_size)]
     if len(dims) < 2:
         raise ValueError("image_size must hold at least height and width")
-    return tuple(_core.image_sample_random_resized_crop(
-        dims[0], dims[1], _pair(scale, "scale"), _pair(ratio, "ratio"), int(max_attempts), str(sampler),
-        float(flip_probability), _seed(seed)))
+    options = _crop_options.crop_options(_lenient_int, scale=scale, ratio=ratio, flip_probability=flip_probability,
+                                         max_attempts=max_attempts, sampler=sampler)
+    return tuple(_core.image_sample_random_resized_crop(dims[0], dims[1], options, _seed(seed)))
+
+
+def _lenient_int(value, _name):
+    return int(value)
 
 
 # ---- resize -------------------------------------------------------------------

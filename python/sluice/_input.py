@@ -37,6 +37,7 @@ import time
 import numpy as np
 
 from sluice import _core
+from sluice import _crop_options
 from sluice import _graph
 from sluice import dtypes as _dtypes
 from sluice import errors
@@ -158,38 +159,6 @@ def _core_shape(shape):
 
 def _py_shape(core_shape):
     return None if core_shape is None else tuple(None if d < 0 else d for d in core_shape)
-
-
-def _crop_options(size=None, flip=None, **options):
-    """A ``_core.RandomResizedCropOptions`` of the options given (not None); the others keep its defaults.
-
-    `size` (an int or ``(height, width)``) and `flip` (a bool: probability
-    0.5 or 0) are the Python spellings of height/width and flip_probability.
-    """
-    kwargs = {k: v for k, v in options.items() if v is not None}
-    if size is not None:
-        if isinstance(size, (list, tuple)):
-            kwargs["height"], kwargs["width"] = (_as_int(s, "size") for s in size)
-        else:
-            kwargs["height"] = kwargs["width"] = _as_int(size, "size")
-    if flip is not None:
-        kwargs["flip_probability"] = 0.5 if flip else 0.0
-    for name in ("scale", "ratio"):
-        if name in kwargs:
-            kwargs[name] = (float(kwargs[name][0]), float(kwargs[name][1]))
-    for name in ("mean", "std"):
-        if name in kwargs:
-            kwargs[name] = [float(v) for v in kwargs[name] or ()]
-    for name in ("channels", "max_attempts"):
-        if name in kwargs:
-            kwargs[name] = _as_int(kwargs[name], name)
-    for name in ("data_format", "sampler", "method", "dct_method"):
-        if name in kwargs:
-            kwargs[name] = str(kwargs[name])
-    for name in ("antialias", "dct_scaling"):
-        if name in kwargs:
-            kwargs[name] = bool(kwargs[name])
-    return _core.RandomResizedCropOptions(**kwargs)
 
 
 def _as_int(value, what):
@@ -366,10 +335,10 @@ class NativeProducer:
         ``(seed, k)``. ValueError for bad options or a component that is not
         a string scalar.
         """
-        options = _crop_options(size=size, scale=scale, ratio=ratio, flip=flip, mean=mean, std=std,
-                                data_format=data_format, sampler=sampler, method=method, antialias=antialias,
-                                channels=channels, max_attempts=max_attempts, dct_scaling=dct_scaling,
-                                dct_method=dct_method)
+        options = _crop_options.crop_options(
+            _as_int, size=size, scale=scale, ratio=ratio, flip=flip, mean=mean, std=std, data_format=data_format,
+            sampler=sampler, method=method, antialias=antialias, channels=channels, max_attempts=max_attempts,
+            dct_scaling=dct_scaling, dct_method=dct_method)
         args = (self._component(component), options, _as_int(seed, "seed") & 0xFFFFFFFFFFFFFFFF)
         return _native(lambda: _build(_core.random_resized_crop_producer, self._core, *args), self._structure)
 
@@ -1208,16 +1177,18 @@ def _batcher(kind, fn_name, producers, join, keep_input, batch_size, num_threads
         producers = [producers]
     producers = [_as_producer(p) for p in producers]
     keep, constant_keep = _keep_input(keep_input, enqueue_many)
-    options = (join, constant_keep, _as_int(batch_size, "batch_size"), _as_int(num_threads, "num_threads"),
-               _as_int(capacity, "capacity"), bool(enqueue_many))
-    tail = (bool(dynamic_pad), bool(allow_smaller_final_batch), shared_name or "", name or "",
-            _as_int(min_after_dequeue, "min_after_dequeue"), _opt_int(seed, "seed"))
+    options = dict(batch_size=_as_int(batch_size, "batch_size"), num_threads=_as_int(num_threads, "num_threads"),
+                   capacity=_as_int(capacity, "capacity"), enqueue_many=bool(enqueue_many),
+                   dynamic_pad=bool(dynamic_pad), allow_smaller_final_batch=bool(allow_smaller_final_batch),
+                   shared_name=shared_name or "", name=name or "",
+                   min_after_dequeue=_as_int(min_after_dequeue, "min_after_dequeue"), seed=_opt_int(seed, "seed"))
 
     def new_batcher(cores, flat_dtypes, flat_shapes):
         if len(flat_shapes) != len(flat_dtypes):
             raise ValueError("%s: %d shapes for %d components" % (fn_name, len(flat_shapes), len(flat_dtypes)))
-        return _build(_core.new_batcher, kind, cores, *options, [d.as_datatype_enum for d in flat_dtypes],
-                      [_core_shape(s) for s in flat_shapes], *tail)
+        signature = dict(dtypes=[d.as_datatype_enum for d in flat_dtypes], shapes=[_core_shape(s) for s in flat_shapes])
+        return _build(lambda: _core.new_batcher(kind, cores, join, constant_keep,
+                                                _core.BatchOptions(**options, **signature)))
 
     natives = [p for p in producers if isinstance(p, NativeProducer)]
     if natives and len(natives) != len(producers):
@@ -1281,7 +1252,7 @@ def _batcher(kind, fn_name, producers, join, keep_input, batch_size, num_threads
     bq = BatchQueue.__new__(BatchQueue)
     bq._structure = structure
     bq._name = name or "%s_queue" % fn_name
-    bq._batch_size = options[2]
+    bq._batch_size = options["batch_size"]
 
     def build(structure, flat_dtypes, flat_shapes, first, layout):
         return new_batcher([_python_producer(p, structure, flat_dtypes, flat_shapes, enqueue_many, keep,

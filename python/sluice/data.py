@@ -46,9 +46,11 @@ import os
 import numpy as np
 
 from sluice import _core
+from sluice import _crop_options
 from sluice import dtypes as _dtypes
 from sluice import errors  # noqa: F401  (the exceptions iteration raises)
 from sluice import _data_sources
+from sluice import _data_native_ops
 from sluice.queue import _get_seed, _to_component
 from sluice.sparse_tensor import SparseTensor
 
@@ -1077,33 +1079,49 @@ class _Ops:
         return _NativeFn(apply, "decode_jpeg")
 
     @staticmethod
-    def random_resized_crop(size=224, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), flip=True,
-                            mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225), data_format="CHW", seed=0,
-                            component=None, sampler="torchvision", method="bilinear", antialias=False, channels=3,
-                            max_attempts=10):
+    def random_resized_crop(size=None, scale=None, ratio=None, flip=True, mean=None, std=None, data_format=None,
+                            seed=0, component=None, sampler=None, method=None, antialias=None, channels=None,
+                            max_attempts=None):
         """The fused training augmentation of encoded image `component`, in C++.
 
         torchvision's RandomResizedCrop(size, scale, ratio) + horizontal flip
         (if `flip`) + ToTensor + Normalize(mean, std), decoding only the crop
         box (``sluice.image.decode_random_resized_crop``): float32
-        [3, h, w] ("CHW") or [h, w, 3] ("HWC"). The crop of element i of
+        [3, h, w] ("CHW") or [h, w, 3] ("HWC"). An option left at None keeps
+        the default of ``_core.RandomResizedCropOptions`` (size 224, ImageNet's
+        mean and std, "CHW", ...). The crop of element i of
         epoch e depends only on (seed, e, i), whatever num_parallel_calls.
         """
-        if isinstance(size, (list, tuple)):
-            height, width = (_int(s, "size") for s in size)
-        else:
-            height = width = _int(size, "size")
+        if size is not None:
+            size = tuple(_int(s, "size") for s in size) if isinstance(size, (list, tuple)) else _int(size, "size")
 
         def apply(ds, npc, det):
             index = _component_index(ds._structure, component)
-            core = _d.map_random_resized_crop(
-                ds._core, index, height, width, (float(scale[0]), float(scale[1])),
-                (float(ratio[0]), float(ratio[1])), 0.5 if flip else 0.0, [float(m) for m in mean or ()],
-                [float(s) for s in std or ()], str(data_format), str(sampler), str(method), bool(antialias),
-                _int(channels, "channels"), _int(max_attempts, "max_attempts"),
-                _int(seed, "seed") & 0xFFFFFFFFFFFFFFFF, npc, det)
+            options = _crop_options.crop_options(
+                _int, size=size, scale=scale, ratio=ratio, flip=flip, mean=mean, std=std, data_format=data_format,
+                sampler=sampler, method=method, antialias=antialias, channels=channels, max_attempts=max_attempts)
+            core = _d.map_random_resized_crop(ds._core, index, options, _int(seed, "seed") & 0xFFFFFFFFFFFFFFFF,
+                                              npc, det)
             return Dataset(core, ds._structure)
         return _NativeFn(apply, "random_resized_crop")
+
+    # -- native element ops (sluice/_data_native_ops.py): consecutive ones fuse into one map stage
+    cast = staticmethod(_data_native_ops.cast)
+    chain = staticmethod(_data_native_ops.chain)
+    decode_raw = staticmethod(_data_native_ops.decode_raw)
+    normalize = staticmethod(_data_native_ops.normalize)
+    one_hot = staticmethod(_data_native_ops.one_hot)
+    per_image_standardization = staticmethod(_data_native_ops.per_image_standardization)
+    random_brightness = staticmethod(_data_native_ops.random_brightness)
+    random_contrast = staticmethod(_data_native_ops.random_contrast)
+    random_crop = staticmethod(_data_native_ops.random_crop)
+    random_flip_left_right = staticmethod(_data_native_ops.random_flip_left_right)
+    random_flip_up_down = staticmethod(_data_native_ops.random_flip_up_down)
+    reshape = staticmethod(_data_native_ops.reshape)
+    resize = staticmethod(_data_native_ops.resize)
+    slice = staticmethod(_data_native_ops.slice)
+    strided_slice = staticmethod(_data_native_ops.strided_slice)
+    transpose = staticmethod(_data_native_ops.transpose)
 
 
 ops = _Ops()
@@ -1170,7 +1188,8 @@ DatasetSpec = _data_xforms.DatasetSpec
 def _transformation(method):
     """tf.data.experimental's form of a Dataset method: a function for ``dataset.apply``."""
     def make(*args, **kwargs):
-        return lambda dataset: method(dataset, *args, **kwargs)
+        # Looked up when applied: the method as wrapped last (pickling records its recipe).
+        return lambda dataset: getattr(DatasetV2, method.__name__)(dataset, *args, **kwargs)
     make.__name__ = method.__name__
     make.__doc__ = "``tf.data.experimental.%s``: for ``dataset.apply``; see ``Dataset.%s``." % (
         method.__name__, method.__name__)
@@ -1278,6 +1297,32 @@ def _iterator_stats(self):
 
 
 Iterator.stats = _iterator_stats
+
+
+# -- checkpoints (iterator.save / restore; sluice.train.Checkpoint: _data_checkpoint.py)
+
+from sluice import _data_checkpoint  # noqa: E402
+
+Iterator.save = _data_checkpoint.iterator_save
+Iterator.restore = _data_checkpoint.iterator_restore
+# -- pickling: a dataset crosses process boundaries as its recipe (_data_pickle.py)
+
+from sluice import _data_pickle  # noqa: E402
+
+
+def _copy_dataset(self, memo=None):
+    """A dataset is immutable: a copy shares its engine dataset (no rebuild, unlike pickling)."""
+    out = DatasetV2.__new__(type(self))
+    out.__dict__.update(self.__dict__)
+    return out
+
+
+DatasetV2.__reduce__ = _data_pickle.reduce_dataset
+DatasetV2.__copy__ = _copy_dataset
+DatasetV2.__deepcopy__ = _copy_dataset
+Iterator.__reduce__ = _data_pickle.reduce_iterator
+_data_pickle.record_recipes(DatasetV2, (TFRecordDataset, TextLineDataset, FixedLengthRecordDataset), _Experimental)
+_data_pickle.record_native_fns(_Ops, _NativeFn)
 
 # -- memory budget and error policies (_data_policy.py)
 

@@ -246,6 +246,14 @@ def _to_numeric_component(value, dtype):
 
 
 def _to_component(value, dtype):
+    """`value` as one component of `dtype`: the one Python -> tensor conversion.
+
+    Queues, the tf.train producers and batchers, sluice.data and the sparse
+    batching all convert through it; the C++ side (PythonToTensor) then only
+    copies the array. bind_queue.cc's QueueOps converts in C++ the values
+    whose result here is certain and declines the rest;
+    test_queue_conversion_agreement.py checks the two agree.
+    """
     if value is None:  # TF's message, and its type: ValueError
         raise ValueError("Attempt to convert a value (None) with an unsupported type (<class 'NoneType'>) "
                          "to a Tensor.")

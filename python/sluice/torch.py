@@ -23,8 +23,10 @@ and worker processes only add copies through shared memory. If you do use
 workers, each one takes ``dataset.shard(num_workers, worker_id)`` of the
 dataset, so every element is read exactly once over all workers (the
 dataset must shard evenly into the same elements in every process: no
-unseeded shuffle before it). Workers need the ``fork`` start method (the
-Linux default); sluice datasets cannot be pickled.
+unseeded shuffle before it). Every start method works: under ``spawn`` or
+``forkserver`` (``multiprocessing_context=``) each worker unpickles the
+dataset, which rebuilds it from its recipe, so its functions must be
+module-level functions (see ``sluice.data``'s pickling notes).
 
 Treat the tensors as read-only when sluice shares their buffer with other
 tensors (torch warns once about a non-writable NumPy array: the tensor then
@@ -103,7 +105,9 @@ def _make_class():
         def __repr__(self):
             return "sluice.torch.IterableDataset(%r)" % (self.dataset,)
 
+    # Pickled by reference as sluice.torch.IterableDataset (DataLoader workers under spawn).
     IterableDataset.__module__ = __name__
+    IterableDataset.__qualname__ = "IterableDataset"
     return IterableDataset
 
 

@@ -746,3 +746,8 @@ __all__ += ["Example", "Features", "Feature", "BytesList", "FloatList", "Int64Li
 from sluice._data_frameworks import dataset_queue_runner, enqueue_dataset  # noqa: E402
 
 __all__ += ["dataset_queue_runner", "enqueue_dataset"]
+
+# Checkpoints of input pipelines: tf.train.Checkpoint(iterator=...) and its manager (sluice._data_checkpoint).
+from sluice._data_checkpoint import Checkpoint, CheckpointManager, latest_checkpoint  # noqa: E402
+
+__all__ += ["Checkpoint", "CheckpointManager", "latest_checkpoint"]

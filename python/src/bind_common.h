@@ -25,7 +25,6 @@
 #include "sluice/core/element.h"
 #include "sluice/core/status.h"
 #include "sluice/core/tensor.h"
-#include "sluice/image/random_resized_crop.h"
 #include "sluice/queue/queue.h"
 
 namespace sluice::io {
@@ -210,6 +209,15 @@ bool AsContiguousArray(PyObject* obj, PyObject* descr, ContiguousArray* out);
 // A new Tensor of `dtype` (whose storage type `array` has) holding a copy.
 Tensor CopyArray(DType dtype, const ContiguousArray& array);
 
+// The signature lists of a queue, producer or batcher as the Python layer
+// passes them: DType numbers, and per component None (unknown rank) or a
+// list of dims with -1 for an unknown one. One conversion for every binding.
+using ShapeList = std::vector<std::optional<std::vector<int64_t>>>;
+std::vector<DType> DTypesFromPython(const std::vector<int>& numbers);
+std::vector<PartialShape> ShapesFromPython(const ShapeList& shapes);
+std::vector<int> DTypesToPython(const std::vector<DType>& dtypes);
+nb::list ShapesToPython(const std::vector<PartialShape>& shapes);  // None or a list of dims, -1 unknown
+
 // A Python list of the components, converted by TensorToPython.
 nb::list ElementToPython(Element element);
 // `values` (a sequence) to an Element, component i converted to dtypes[i].
@@ -236,18 +244,6 @@ nb::object WrapQueueRunner(std::shared_ptr<train::QueueRunner> runner);
 std::shared_ptr<io::ReaderBase> ReaderOf(nb::handle reader);  // a _core.Reader (bind_io.cc)
 ops::ExampleParser ExampleParserOf(nb::handle parser);       // a _core.ExampleParser (bind_ops.cc)
 
-// The fused random resized crop's options from the Python arguments
-// (bind_image_ops.cc), for the train producers and the data map alike.
-// ValueError for an unknown data_format, sampler or resize method.
-image::RandomResizedCropOptions RandomResizedCropOptionsOf(int64_t height, int64_t width,
-                                                           std::pair<double, double> scale,
-                                                           std::pair<double, double> ratio, float flip_probability,
-                                                           const std::vector<float>& mean,
-                                                           const std::vector<float>& stddev,
-                                                           const std::string& data_format, const std::string& sampler,
-                                                           const std::string& method, bool antialias, int channels,
-                                                           int32_t max_attempts);
-
 // Bindings of each layer (called from module.cc, in this order).
 void BindCore(nb::module_& m);
 void BindQueue(nb::module_& m);
@@ -258,6 +254,7 @@ void BindOps(nb::module_& m);  // bind_ops.cc: Example parsing, CSV, decode_*
 void BindImageCodec(nb::module_& m);  // bind_image_codec.cc: decode/encode JPEG, PNG
 void BindImageOps(nb::module_& m);    // bind_image_ops.cc: resize, crop, flip, colour
 void BindCropOptions(nb::module_& m);  // bind_crop_options.cc: _core.RandomResizedCropOptions (by keyword)
+void BindBatchOptions(nb::module_& m);  // bind_batch_options.cc: _core.BatchOptions (by keyword)
 void BindPipeline(nb::module_& m);    // bind_pipeline.cc: tf.train producers, batchers, queue stats
 void BindSparseBatch(nb::module_& m);  // bind_sparse_batch.cc: packing SparseTensors for the batchers
 void BindData(nb::module_& m);         // bind_data.cc: tf.data datasets and iterators (_core.data)

@@ -514,6 +514,33 @@ Element PythonToElement(nb::handle values, const std::vector<DType>& dtypes) {
   return Element(std::move(components));
 }
 
+std::vector<DType> DTypesFromPython(const std::vector<int>& numbers) {
+  std::vector<DType> out;
+  out.reserve(numbers.size());
+  for (int d : numbers) out.push_back(static_cast<DType>(d));
+  return out;
+}
+
+std::vector<PartialShape> ShapesFromPython(const ShapeList& shapes) {
+  std::vector<PartialShape> out;
+  out.reserve(shapes.size());
+  for (const auto& s : shapes) out.push_back(s ? PartialShape(*s) : PartialShape::UnknownRank());
+  return out;
+}
+
+std::vector<int> DTypesToPython(const std::vector<DType>& dtypes) {
+  std::vector<int> out;
+  out.reserve(dtypes.size());
+  for (DType d : dtypes) out.push_back(static_cast<int>(d));
+  return out;
+}
+
+nb::list ShapesToPython(const std::vector<PartialShape>& shapes) {
+  nb::list out;
+  for (const PartialShape& s : shapes) out.append(s.rank_known() ? nb::cast(s.dims()) : nb::none());
+  return out;
+}
+
 // ---- module ------------------------------------------------------------------------------
 
 namespace {

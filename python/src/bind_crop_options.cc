@@ -1,7 +1,8 @@
 // _core.RandomResizedCropOptions: image::RandomResizedCropOptions bound once,
 // filled by keyword, its defaults those of the C++ struct (one declaration:
-// include/sluice/image/random_resized_crop.h). The Python wrappers pass only
-// the options their caller gave, and the native stages take the object.
+// include/sluice/image/random_resized_crop.h). The Python front ends
+// (python/sluice/_crop_options.py) pass only the options their caller gave;
+// the image op, the train producer and the data map all take the object.
 //
 // Thread-safety: a bound options object is a value; Python code builds it
 // with the GIL held, and the stages copy it.
@@ -12,6 +13,7 @@
 
 #include <cstdint>
 #include <new>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,15 +34,46 @@ std::string SamplerName(img::CropSampler s) {
   return s == img::CropSampler::kTensorFlow ? "tensorflow" : "torchvision";
 }
 
+img::DataFormat DataFormatOf(const std::string& name) {
+  if (name == "CHW" || name == "NCHW") return img::DataFormat::kCHW;
+  if (name == "HWC" || name == "NHWC") return img::DataFormat::kHWC;
+  throw nb::value_error(("data_format must be 'CHW' or 'HWC', not '" + name + "'").c_str());
+}
+
+img::CropSampler SamplerOf(const std::string& name) {
+  if (name == "torchvision") return img::CropSampler::kTorchvision;
+  if (name == "tensorflow") return img::CropSampler::kTensorFlow;
+  throw nb::value_error(("sampler must be 'torchvision' or 'tensorflow', not '" + name + "'").c_str());
+}
+
+img::ResizeMethod MethodOf(const std::string& name) {
+  std::optional<img::ResizeMethod> m = img::ResizeMethodFromName(name);
+  if (!m) throw nb::value_error(("Resize method is not implemented: " + name).c_str());
+  return *m;
+}
+
+// The one conversion of the options from Python: the names become enums
+// (ValueError for an unknown one); ranges are checked by the C++ ops.
 void Init(img::RandomResizedCropOptions* self, int64_t height, int64_t width, Pair scale, Pair ratio,
-          float flip_probability, const std::vector<float>& mean, const std::vector<float>& std,
-          const std::string& data_format, const std::string& sampler, const std::string& method, bool antialias,
-          int channels, int32_t max_attempts, bool dct_scaling, const std::string& dct_method) {
-  img::RandomResizedCropOptions o =
-      RandomResizedCropOptionsOf(height, width, scale, ratio, flip_probability, mean, std, data_format, sampler,
-                                 method, antialias, channels, max_attempts);
+          float flip_probability, std::vector<float> mean, std::vector<float> std, const std::string& data_format,
+          const std::string& sampler, const std::string& method, bool antialias, int channels, int32_t max_attempts,
+          bool dct_scaling, std::string dct_method) {
+  img::RandomResizedCropOptions o;
+  o.height = height;
+  o.width = width;
+  o.scale = {scale.first, scale.second};
+  o.ratio = {ratio.first, ratio.second};
+  o.flip_probability = flip_probability;
+  o.normalize.mean = std::move(mean);
+  o.normalize.stddev = std::move(std);
+  o.normalize.data_format = DataFormatOf(data_format);
+  o.sampler = SamplerOf(sampler);
+  o.method = MethodOf(method);
+  o.antialias = antialias;
+  o.channels = channels;
+  o.max_attempts = max_attempts;
   o.dct_scaling = dct_scaling;
-  o.dct_method = dct_method;
+  o.dct_method = std::move(dct_method);
   new (self) img::RandomResizedCropOptions(std::move(o));
 }
 

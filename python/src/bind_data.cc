@@ -38,9 +38,11 @@
 #include "bind_data.h"
 #include "bind_data_pass.h"
 #include "bind_data_autotune.h"
+#include "bind_data_native_ops.h"
 #include "sluice/core/mutex.h"
 #include "sluice/data/datasets.h"
 #include "sluice/data/map_ops.h"
+#include "sluice/image/random_resized_crop.h"
 #include "sluice/image/resize.h"
 #include "sluice/ops/parse_example.h"
 
@@ -325,17 +327,12 @@ void BindNativeMaps(nb::module_& d) {
     o.dct_method = dct_method;
     return MapNative(in, data::DecodeJpegMap(in.ds->element_spec(), component, o), OptInt(npc_obj), deterministic);
   }, nb::arg("dataset"), nb::arg("component"), nb::arg("channels"), nb::arg("ratio"), nb::arg("fancy_upscaling"), nb::arg("try_recover_truncated"), nb::arg("acceptable_fraction"), nb::arg("dct_method"), nb::arg("num_parallel_calls").none(), nb::arg("deterministic").none());
-  d.def("map_random_resized_crop",
-        [](const DataDatasetHandle& in, int component, int64_t height, int64_t width, std::pair<double, double> scale,
-           std::pair<double, double> ratio, float flip_probability, const std::vector<float>& mean,
-           const std::vector<float>& stddev, const std::string& data_format, const std::string& sampler,
-           const std::string& method, bool antialias, int channels, int32_t max_attempts, uint64_t seed,
-           nb::handle npc_obj, std::optional<bool> deterministic) {
-          image::RandomResizedCropOptions o = RandomResizedCropOptionsOf(height, width, scale, ratio, flip_probability, mean, stddev,
-                                                          data_format, sampler, method, antialias, channels,
-                                                          max_attempts);
-          return MapNative(in, data::RandomResizedCropMap(in.ds->element_spec(), component, o, seed), OptInt(npc_obj), deterministic);
-        }, nb::arg("dataset"), nb::arg("component"), nb::arg("height"), nb::arg("width"), nb::arg("scale"), nb::arg("ratio"), nb::arg("flip_probability"), nb::arg("mean"), nb::arg("stddev"), nb::arg("data_format"), nb::arg("sampler"), nb::arg("method"), nb::arg("antialias"), nb::arg("channels"), nb::arg("max_attempts"), nb::arg("seed"), nb::arg("num_parallel_calls").none(), nb::arg("deterministic").none());
+  // `options`: a _core.RandomResizedCropOptions (bind_crop_options.cc).
+  d.def("map_random_resized_crop", [](const DataDatasetHandle& in, int component,
+                                      const image::RandomResizedCropOptions& options, uint64_t seed,
+                                      nb::handle npc_obj, std::optional<bool> deterministic) {
+    return MapNative(in, data::RandomResizedCropMap(in.ds->element_spec(), component, options, seed), OptInt(npc_obj), deterministic);
+  }, nb::arg("dataset"), nb::arg("component"), nb::arg("options"), nb::arg("seed"), nb::arg("num_parallel_calls").none(), nb::arg("deterministic").none());
 }
 
 }  // namespace
@@ -374,6 +371,8 @@ void BindData(nb::module_& m) {
   BindDataFrameworks(d);
   BindDataGlobalShuffle(d);
   BindDataAutotune(d);
+  BindDataCheckpoint(d);
+  BindDataNativeOps(d);
   BindDataBudget(d);
 }
 

@@ -132,6 +132,8 @@ void BindDataSources(nb::module_& d);
 void BindDataFrameworks(nb::module_& d);
 // from_record_files and the global shuffle (bind_data_global_shuffle.cc).
 void BindDataGlobalShuffle(nb::module_& d);
+// Iterator checkpoints: save_iterator / restore_iterator (bind_data_checkpoint.cc).
+void BindDataCheckpoint(nb::module_& d);
 
 }  // namespace sluice::python
 

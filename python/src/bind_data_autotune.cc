@@ -46,18 +46,20 @@ void BindDataAutotune(nb::module_& d) {
   d.def(
       "with_options",
       [](const DataDatasetHandle& dataset, nb::handle deterministic, nb::handle autotune_enabled, nb::handle cpu_budget,
-         nb::handle ram_budget, nb::handle private_threadpool_size, nb::handle max_intra_op_parallelism) {
+         nb::handle ram_budget, nb::handle private_threadpool_size, nb::handle max_intra_op_parallelism,
+         nb::handle map_and_batch_fusion) {
         data::Options o;
         o.deterministic = OptionalOf<bool>(deterministic);
         o.autotune = data::AutotuneOptions{OptionalOf<bool>(autotune_enabled), OptionalOf<int64_t>(cpu_budget),
                                            OptionalOf<int64_t>(ram_budget)};
         o.threading = data::ThreadingOptions{OptionalOf<int64_t>(private_threadpool_size),
                                              OptionalOf<int64_t>(max_intra_op_parallelism)};
+        o.optimization.map_and_batch_fusion = OptionalOf<bool>(map_and_batch_fusion);
         return Wrap(data::WithOptions(dataset.ds, o));
       },
       nb::arg("dataset"), nb::arg("deterministic").none(), nb::arg("autotune_enabled").none(),
       nb::arg("cpu_budget").none(), nb::arg("ram_budget").none(), nb::arg("private_threadpool_size").none(),
-      nb::arg("max_intra_op_parallelism").none(),
+      nb::arg("max_intra_op_parallelism").none(), nb::arg("map_and_batch_fusion").none() = nb::none(),
       "dataset with tf.data.Options' engine fields merged over its own (None: not set).");
   d.def(
       "iterator_stats",

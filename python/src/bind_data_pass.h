@@ -49,6 +49,8 @@ class DataPass {
   int64_t skipped_errors() const { return iterator_->skipped_errors(); }
   // The root iterator (IteratorStats reads it; thread-safe).
   const data::IteratorBase& iterator() const { return *iterator_; }
+  // The root iterator, for a checkpoint's save and restore (one caller at a time).
+  data::IteratorBase& mutable_iterator() { return *iterator_; }
 
  private:
   // The root iterator: its destruction cancels the tree and joins its threads.

@@ -260,112 +260,35 @@ void BindNormalize(nb::module_& m) {
 
 // ---- random resized crop ---------------------------------------------------
 
-using Pair = std::tuple<double, double>;
-
-img::CropSampler Sampler(const std::string& name) {
-  if (name == "torchvision") return img::CropSampler::kTorchvision;
-  if (name == "tensorflow") return img::CropSampler::kTensorFlow;
-  throw nb::value_error(("sampler must be 'torchvision' or 'tensorflow', got " + name).c_str());
-}
-
-// RandomResizedCropOptions from the flat arguments of the two functions below.
-img::RandomResizedCropOptions RrcOptions(int64_t height, int64_t width, Pair scale, Pair ratio, int32_t max_attempts,
-                                         const std::string& sampler, float flip_probability,
-                                         const std::string& method, bool antialias, std::vector<float> mean,
-                                         std::vector<float> stddev, const std::string& data_format, int channels,
-                                         bool dct_scaling) {
-  img::RandomResizedCropOptions o;
-  o.height = height;
-  o.width = width;
-  o.scale = {std::get<0>(scale), std::get<1>(scale)};
-  o.ratio = {std::get<0>(ratio), std::get<1>(ratio)};
-  o.max_attempts = max_attempts;
-  o.sampler = Sampler(sampler);
-  o.flip_probability = flip_probability;
-  o.method = Method(method);
-  o.antialias = antialias;
-  o.normalize.mean = std::move(mean);
-  o.normalize.stddev = std::move(stddev);
-  o.normalize.data_format = Format(data_format);
-  o.channels = channels;
-  o.dct_scaling = dct_scaling;
-  return o;
-}
-
+// `options`: a _core.RandomResizedCropOptions (bind_crop_options.cc).
 void BindRandomResizedCrop(nb::module_& m) {
-  m.def("image_decode_random_resized_crop",
-        [](nb::bytes contents, int64_t height, int64_t width, Pair scale, Pair ratio, int32_t max_attempts,
-           const std::string& sampler, float flip_probability, const std::string& method, bool antialias,
-           std::vector<float> mean, std::vector<float> stddev, const std::string& data_format, int channels,
-           bool dct_scaling, uint64_t seed) {
-          const img::RandomResizedCropOptions o =
-              RrcOptions(height, width, scale, ratio, max_attempts, sampler, flip_probability, method, antialias,
-                         std::move(mean), std::move(stddev), data_format, channels, dct_scaling);
-          // bytes are immutable and the caller holds `contents`: read in place.
-          const std::string_view data(contents.c_str(), contents.size());
-          return Run([&] { return img::DecodeRandomResizedCrop(data, o, seed); });
-        });
-  m.def("image_sample_random_resized_crop",
-        [](int64_t image_height, int64_t image_width, Pair scale, Pair ratio, int32_t max_attempts,
-           const std::string& sampler, float flip_probability, uint64_t seed) {
-          img::RandomResizedCropOptions o;
-          o.scale = {std::get<0>(scale), std::get<1>(scale)};
-          o.ratio = {std::get<0>(ratio), std::get<1>(ratio)};
-          o.max_attempts = max_attempts;
-          o.sampler = Sampler(sampler);
-          o.flip_probability = flip_probability;
-          img::RandomResizedCropParams p =
-              ValueOrThrow(img::SampleRandomResizedCrop(image_height, image_width, o, seed));
-          return nb::make_tuple(p.window.y, p.window.x, p.window.height, p.window.width, p.flip);
-        });
+  m.def(
+      "image_decode_random_resized_crop",
+      [](nb::bytes contents, const img::RandomResizedCropOptions& options, uint64_t seed) {
+        // bytes are immutable and the caller holds `contents`: read in place.
+        const std::string_view data(contents.c_str(), contents.size());
+        return Run([&] { return img::DecodeRandomResizedCrop(data, options, seed); });
+      },
+      nb::arg("contents"), nb::arg("options"), nb::arg("seed"));
+  m.def(
+      "image_sample_random_resized_crop",
+      [](int64_t image_height, int64_t image_width, const img::RandomResizedCropOptions& options, uint64_t seed) {
+        img::RandomResizedCropParams p =
+            ValueOrThrow(img::SampleRandomResizedCrop(image_height, image_width, options, seed));
+        return nb::make_tuple(p.window.y, p.window.x, p.window.height, p.window.width, p.flip);
+      },
+      nb::arg("image_height"), nb::arg("image_width"), nb::arg("options"), nb::arg("seed"));
 }
 
 }  // namespace
-
-image::RandomResizedCropOptions RandomResizedCropOptionsOf(int64_t height, int64_t width,
-                                                           std::pair<double, double> scale,
-                                                           std::pair<double, double> ratio, float flip_probability,
-                                                           const std::vector<float>& mean,
-                                                           const std::vector<float>& stddev,
-                                                           const std::string& data_format, const std::string& sampler,
-                                                           const std::string& method, bool antialias, int channels,
-                                                           int32_t max_attempts) {
-  img::RandomResizedCropOptions o;
-  o.height = height;
-  o.width = width;
-  o.scale = {scale.first, scale.second};
-  o.ratio = {ratio.first, ratio.second};
-  o.flip_probability = flip_probability;
-  o.normalize.mean = mean;
-  o.normalize.stddev = stddev;
-  if (data_format == "CHW" || data_format == "NCHW") {
-    o.normalize.data_format = img::DataFormat::kCHW;
-  } else if (data_format == "HWC" || data_format == "NHWC") {
-    o.normalize.data_format = img::DataFormat::kHWC;
-  } else {
-    throw nb::value_error(("data_format must be 'CHW' or 'HWC', not '" + data_format + "'").c_str());
-  }
-  if (sampler == "torchvision") {
-    o.sampler = img::CropSampler::kTorchvision;
-  } else if (sampler == "tensorflow") {
-    o.sampler = img::CropSampler::kTensorFlow;
-  } else {
-    throw nb::value_error(("sampler must be 'torchvision' or 'tensorflow', not '" + sampler + "'").c_str());
-  }
-  o.method = Method(method);
-  o.antialias = antialias;
-  o.channels = channels;
-  o.max_attempts = max_attempts;
-  return o;
-}
 
 void BindImageOps(nb::module_& m) {
   BindResize(m);
   BindGeometry(m);
   BindColor(m);
   BindNormalize(m);
-  BindRandomResizedCrop(m);
   BindCropOptions(m);
+  BindRandomResizedCrop(m);
 }
 
 }  // namespace sluice::python

@@ -97,39 +97,10 @@ constexpr char kPythonExceptionPayload[] = "sluice.python.exception";
 // signatures from it.
 using ProducerHandle = train::TypedProducer;
 
-std::vector<DType> ToDTypes(const std::vector<int>& ints) {
-  std::vector<DType> out;
-  for (int d : ints) out.push_back(static_cast<DType>(d));
-  return out;
-}
-
-std::vector<int> FromDTypes(const std::vector<DType>& dtypes) {
-  std::vector<int> out;
-  for (DType d : dtypes) out.push_back(static_cast<int>(d));
-  return out;
-}
-
 // None (unknown rank) or a list of dims, -1 for an unknown one.
 PartialShape ToShape(nb::handle obj) {
   if (obj.is_none()) return PartialShape::UnknownRank();
   return PartialShape(nb::cast<std::vector<int64_t>>(obj));
-}
-
-std::vector<PartialShape> ToShapes(const nb::list& shapes) {
-  std::vector<PartialShape> out;
-  for (nb::handle s : shapes) out.push_back(ToShape(s));
-  return out;
-}
-
-nb::object FromShape(const PartialShape& shape) {
-  if (!shape.rank_known()) return nb::none();
-  return nb::cast(shape.dims());
-}
-
-nb::list FromShapes(const std::vector<PartialShape>& shapes) {
-  nb::list out;
-  for (const PartialShape& s : shapes) out.append(FromShape(s));
-  return out;
 }
 
 // str(obj) as UTF-8 (lone surrogates escaped), or nullopt when str() raises
@@ -326,9 +297,9 @@ void LogToPython(LogSeverity severity, std::string_view message) {
 // (numpy arrays of each dtype's storage type; bytes or object arrays for
 // strings), copied here into Tensors; or None when its keep_input rejected
 // the example (a skipped step).
-ProducerHandle NewPythonProducer(nb::handle fn, const std::vector<int>& dtypes, const nb::list& shapes) {
+ProducerHandle NewPythonProducer(nb::handle fn, const std::vector<int>& dtypes, const ShapeList& shapes) {
   auto ref = std::make_shared<PyObjectRef>(fn);
-  std::vector<DType> types = ToDTypes(dtypes);
+  std::vector<DType> types = DTypesFromPython(dtypes);
   train::Producer producer = [ref, types]() -> Result<Element> {
     return WithGil<Element>([&]() -> Result<Element> {
       nb::object components = ref->get()();
@@ -336,7 +307,7 @@ ProducerHandle NewPythonProducer(nb::handle fn, const std::vector<int>& dtypes, 
       return PythonToElement(components, types);
     });
   };
-  return ProducerHandle{std::move(producer), std::move(types), ToShapes(shapes), {}};
+  return ProducerHandle{std::move(producer), std::move(types), ShapesFromPython(shapes), {}};
 }
 
 // Raises the Python exception that `status` stands for (a callback's, kept
@@ -544,7 +515,7 @@ std::vector<Tensor> ToTensors(const nb::list& values, const std::vector<DType>& 
 ProducerHandle NewLimitEpochsValue(const nb::list& values, const std::vector<int>& dtypes,
                                    std::optional<int64_t> num_epochs) {
   ProducerHandle out;
-  out.dtypes = ToDTypes(dtypes);
+  out.dtypes = DTypesFromPython(dtypes);
   std::vector<Tensor> tensors = ToTensors(values, out.dtypes);
   for (const Tensor& t : tensors) out.shapes.push_back(PartialShape(t.shape()));
   out.producer = ValueOrThrow(train::LimitEpochs(Element(std::move(tensors)), num_epochs));
@@ -617,7 +588,7 @@ ProducerHandle NewSliceInputProducer(const nb::list& values, const std::vector<i
                                      std::optional<int64_t> num_epochs, bool shuffle, int64_t seed, int64_t seed2,
                                      int32_t capacity, const std::string& shared_name, const std::string& name) {
   ProducerHandle out;
-  out.dtypes = ToDTypes(dtypes);
+  out.dtypes = DTypesFromPython(dtypes);
   std::vector<Tensor> tensors = ToTensors(values, out.dtypes);
   for (const Tensor& t : tensors) {
     if (t.rank() < 1) throw nb::value_error("slice_input_producer: every tensor must have rank >= 1");
@@ -667,25 +638,11 @@ struct BatchHandle {
 // kind: "batch" or "shuffle_batch"; `join`: one thread per producer;
 // keep_input: a constant (sluice/train.py turns a predicate into a filter
 // producer).
+// `options`: a _core.BatchOptions (bind_batch_options.cc); the plain forms
+// use its BatchOptions part.
 std::unique_ptr<BatchHandle> NewBatcher(const std::string& kind, const std::vector<const ProducerHandle*>& producers,
-                                        bool join, bool keep_input, int64_t batch_size, int num_threads,
-                                        int32_t capacity, bool enqueue_many, const std::vector<int>& dtypes,
-                                        const nb::list& shapes, bool dynamic_pad, bool allow_smaller_final_batch,
-                                        const std::string& shared_name, const std::string& name,
-                                        int32_t min_after_dequeue, std::optional<int64_t> seed) {
-  train::ShuffleBatchOptions o;
-  o.batch_size = batch_size;
-  o.num_threads = num_threads;
-  o.capacity = capacity;
-  o.enqueue_many = enqueue_many;
-  o.dtypes = ToDTypes(dtypes);
-  o.shapes = ToShapes(shapes);
-  o.dynamic_pad = dynamic_pad;
-  o.allow_smaller_final_batch = allow_smaller_final_batch;
-  o.shared_name = shared_name;
-  o.name = name;
-  o.min_after_dequeue = min_after_dequeue;
-  o.seed = seed;
+                                        bool join, bool keep_input, const train::ShuffleBatchOptions& options) {
+  train::ShuffleBatchOptions o = options;
   std::vector<train::Producer> fns;
   for (const ProducerHandle* p : producers) fns.push_back(p->producer);
   const bool shuffle = kind == "shuffle_batch";
@@ -831,8 +788,8 @@ void BindPipeline(nb::module_& m) {
                              "A train::Producer and its output signature (see sluice.train.NativeProducer).")
       .def("__call__", &CallProducer, nb::arg("timeout") = nb::none(),
            "One call, without the GIL: a list of components. Ctrl-C and `timeout` end a blocked call.")
-      .def_prop_ro("dtypes", [](const ProducerHandle& h) { return FromDTypes(h.dtypes); })
-      .def_prop_ro("shapes", [](const ProducerHandle& h) { return FromShapes(h.shapes); })
+      .def_prop_ro("dtypes", [](const ProducerHandle& h) { return DTypesToPython(h.dtypes); })
+      .def_prop_ro("shapes", [](const ProducerHandle& h) { return ShapesToPython(h.shapes); })
       .def_prop_ro("names", [](const ProducerHandle& h) { return h.names; });
   m.def("python_producer", &NewPythonProducer, nb::arg("fn"), nb::arg("dtypes"), nb::arg("shapes"));
   m.def("reader_producer", &NewReaderProducer, nb::arg("reader"), nb::arg("filename_queue"));
@@ -874,10 +831,9 @@ void BindPipeline(nb::module_& m) {
       .def_prop_ro("runner_name", [](const BatchHandle& h) { return h.batch->runner()->name(); });
   m.def("batch_producer", &NewBatchProducer, nb::arg("batch_queue"),
         "A producer of the batches of a batcher (for another batcher).");
+  BindBatchOptions(m);
   m.def("new_batcher", &NewBatcher, nb::arg("kind"), nb::arg("producers"), nb::arg("join"), nb::arg("keep_input"),
-        nb::arg("batch_size"), nb::arg("num_threads"), nb::arg("capacity"), nb::arg("enqueue_many"),
-        nb::arg("dtypes"), nb::arg("shapes"), nb::arg("dynamic_pad"), nb::arg("allow_smaller_final_batch"),
-        nb::arg("shared_name"), nb::arg("name"), nb::arg("min_after_dequeue"), nb::arg("seed").none());
+        nb::arg("options"));
 
   // From now on the library's warnings go to Python's logging.
   SetLogSink(&LogToPython);

@@ -12,7 +12,9 @@
 // str that converts exactly, a tuple/list (or dict, for a queue with names)
 // of those. Anything else, and any value sluice/queue.py would reject, makes
 // its enqueue return False without touching the queue: the caller then takes
-// the Python path, which raises the usual errors. A single enqueue/dequeue
+// the Python path, which raises the usual errors. queue.py's _to_component
+// stays the one definition of the conversion; this is a cache of its certain
+// cases, held to it by python/src/test_queue_conversion_agreement.py. A single enqueue/dequeue
 // that need not wait runs with the GIL held; only one that would block
 // releases it (with the Ctrl-C check), as the plain bindings always do.
 #include <nanobind/nanobind.h>
@@ -38,21 +40,6 @@ namespace {
 using queue::Queue;
 using queue::WaitOptions;
 using Timeout = std::optional<double>;
-using ShapeList = std::vector<std::optional<std::vector<int64_t>>>;
-
-std::vector<DType> ToDTypes(const std::vector<int>& ints) {
-  std::vector<DType> out;
-  for (int d : ints) out.push_back(static_cast<DType>(d));
-  return out;
-}
-
-// None: unknown rank; a list with -1 for unknown dims.
-std::vector<PartialShape> ToShapes(const ShapeList& shapes) {
-  std::vector<PartialShape> out;
-  for (const auto& s : shapes) out.push_back(s ? PartialShape(*s) : PartialShape::UnknownRank());
-  return out;
-}
-
 nb::object ShapeToPython(const PartialShape& shape) {
   if (!shape.rank_known()) return nb::none();
   nb::list dims;
@@ -570,8 +557,8 @@ QueueHandle NewQueue(const std::string& kind, int32_t capacity, const std::vecto
                      const std::string& shared_name, int32_t min_after_dequeue, int64_t seed, int64_t seed2) {
   queue::RandomShuffleQueueOptions o;
   o.capacity = capacity;
-  o.dtypes = ToDTypes(dtypes);
-  o.shapes = ToShapes(shapes);
+  o.dtypes = DTypesFromPython(dtypes);
+  o.shapes = ShapesFromPython(shapes);
   o.names = names;
   o.name = name;
   o.shared_name = shared_name;

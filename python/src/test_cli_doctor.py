@@ -143,7 +143,8 @@ def test_dataset_form_a_slow_training_step_is_named_the_bottleneck(folder):
     assert d["verdict"].startswith("consumer-bound"), d
     assert d["consumer"]["records"] == 60 and d["consumer"]["batches"] == 30
     names = [s["stage"].split(" ", 1)[1] for s in d["stages"][:-1]]
-    assert "ParallelMap" in names and "Batch" in names and "Prefetch" in names, names
+    # The last map and the batch are one stage (map_and_batch_fusion).
+    assert "ParallelMap" in names and "MapAndBatch" in names and "Prefetch" in names, names
 
 
 def test_dataset_form_a_waiting_consumer_names_the_busiest_stage(folder):

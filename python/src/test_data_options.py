@@ -93,7 +93,9 @@ def stages(it):
 def test_stats_count_the_elements_each_stage_produced():
     ds = (sd.Dataset.range(100).map(lambda x: x * 2, num_parallel_calls=2)
           .batch(10).prefetch(2))
-    it = iter(ds)
+    options = sd.Options()  # the map and the batch as stages of their own
+    options.experimental_optimization.map_and_batch_fusion = False
+    it = iter(ds.with_options(options))
     got = list(it)
     assert len(got) == 10
     s = stages(it)

@@ -7,6 +7,7 @@
 #include "data/error_policy.h"
 #include "data/memory_budget.h"
 #include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/core/mutex.h"
 #include "sluice/data/datasets.h"
 
@@ -41,18 +42,21 @@ class RepeatDataset : public UnaryDataset {
  private:
   class Iterator : public DatasetIterator<RepeatDataset> {
    public:
-    Iterator(const RepeatDataset* d, const IteratorContext& ctx) : DatasetIterator(d), ctx_(ctx) {}
+    // Its node comes before its input's: the input is made at the first GetNext (and every epoch).
+    Iterator(const RepeatDataset* d, const IteratorContext& ctx)
+        : DatasetIterator(d), ctx_(ctx), node_(NewNode(ctx, "Repeat")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       const int64_t count = dataset_->count_;
       while (count < 0 || epoch_ < count) {
         if (!input_) {
           input_ = dataset_->input_->MakeIteratorInternal(ctx_);
           produced_this_epoch_ = false;
         }
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
         if (!*end_of_sequence) {
           produced_this_epoch_ = true;
-          return Status();
+          return timer.Finish(Status(), *out, false);
         }
         input_.reset();
         ++epoch_;
@@ -63,11 +67,35 @@ class RepeatDataset : public UnaryDataset {
       return Status();
     }
 
+    // The elements are the input's: so are their origins.
+    const ElementOrigin* origin() const override { return input_ ? input_->origin() : nullptr; }
+
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("epoch", epoch_);
+      w->WriteBool("produced_this_epoch", produced_this_epoch_);
+      w->WriteBool("has_input", input_ != nullptr);
+      if (!input_) return Status();
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      bool has_input = false;
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("epoch", &epoch_));
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("produced_this_epoch", &produced_this_epoch_));
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("has_input", &has_input));
+      input_.reset();
+      if (!has_input) return Status();
+      input_ = dataset_->input_->MakeIteratorInternal(ctx_);
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
+    }
+
    private:
     const IteratorContext ctx_;
     std::unique_ptr<IteratorBase> input_;
     int64_t epoch_ = 0;
     bool produced_this_epoch_ = false;
+    const std::shared_ptr<Node> node_;
   };
   const int64_t count_;
 };
@@ -98,29 +126,45 @@ class TakeSkipDataset : public UnaryDataset {
   class Iterator : public DatasetIterator<TakeSkipDataset> {
    public:
     Iterator(const TakeSkipDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, d->DebugName())) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       const int64_t count = dataset_->count_;
       if (dataset_->take_) {
         if (count >= 0 && seen_ >= count) {
           *end_of_sequence = true;
           return Status();
         }
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
         if (!*end_of_sequence) ++seen_;
-        return Status();
+        return timer.Finish(Status(), *out, *end_of_sequence);
       }
       while (count < 0 || seen_ < count) {
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
         if (*end_of_sequence) return Status();
         ++seen_;
       }
-      return input_->GetNext(out, end_of_sequence);
+      Status s = timer.Input(input_.get(), out, end_of_sequence);
+      return timer.Finish(std::move(s), *out, *end_of_sequence);
+    }
+
+    const ElementOrigin* origin() const override { return input_->origin(); }
+
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("seen", seen_);
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("seen", &seen_));
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:
     std::unique_ptr<IteratorBase> input_;
     int64_t seen_ = 0;
+    const std::shared_ptr<Node> node_;
   };
   const int64_t count_;
   const bool take_;
@@ -144,18 +188,31 @@ class ShardDataset : public UnaryDataset {
   class Iterator : public DatasetIterator<ShardDataset> {
    public:
     Iterator(const ShardDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Shard")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       while (true) {
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
         if (*end_of_sequence) return Status();
-        if (next_index_++ % dataset_->num_shards_ == dataset_->index_) return Status();
+        if (next_index_++ % dataset_->num_shards_ == dataset_->index_) return timer.Finish(Status(), *out, false);
       }
+    }
+
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("next_index", next_index_);
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("next_index", &next_index_));
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:
     std::unique_ptr<IteratorBase> input_;
     int64_t next_index_ = 0;
+    const std::shared_ptr<Node> node_;
   };
   const int64_t num_shards_;
   const int64_t index_;
@@ -193,8 +250,10 @@ class ZipDataset : public DatasetBase {
    public:
     Iterator(const ZipDataset* d, const IteratorContext& ctx) : DatasetIterator(d) {
       for (const DatasetPtr& in : d->inputs_) inputs_.push_back(in->MakeIteratorInternal(ctx));
+      node_ = NewNode(ctx, "Zip");
     }
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       if (ended_) {
         *end_of_sequence = true;
         return Status();
@@ -202,12 +261,31 @@ class ZipDataset : public DatasetBase {
       out->clear();
       Element e;
       for (auto& in : inputs_) {
-        SLUICE_RETURN_IF_ERROR(in->GetNext(&e, end_of_sequence));
+        SLUICE_RETURN_IF_ERROR(timer.Input(in.get(), &e, end_of_sequence));
         if (*end_of_sequence) {
           ended_ = true;
           return Status();
         }
         for (Tensor& t : e) out->push_back(std::move(t));
+      }
+      return timer.Finish(Status(), *out, false);
+    }
+
+    // Input i under "input_<i>", also after the end (their passes number
+    // the next epoch's).
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteBool("ended", ended_);
+      for (size_t i = 0; i < inputs_.size(); ++i) {
+        IteratorStateWriter input = w->Child("input_" + std::to_string(i));
+        SLUICE_RETURN_IF_ERROR(inputs_[i]->Save(&input));
+      }
+      return Status();
+    }
+    Status Restore(IteratorStateReader* r) override {
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("ended", &ended_));
+      for (size_t i = 0; i < inputs_.size(); ++i) {
+        IteratorStateReader input = r->Child("input_" + std::to_string(i));
+        SLUICE_RETURN_IF_ERROR(inputs_[i]->Restore(&input));
       }
       return Status();
     }
@@ -215,6 +293,7 @@ class ZipDataset : public DatasetBase {
    private:
     std::vector<std::unique_ptr<IteratorBase>> inputs_;
     bool ended_ = false;
+    std::shared_ptr<Node> node_;  // made after the inputs' (sources first)
   };
   const std::vector<DatasetPtr> inputs_;
 };
@@ -244,25 +323,55 @@ class ConcatenateDataset : public DatasetBase {
   }
 
  private:
+  // The iterators of both inputs are kept to the end, and saved: their
+  // passes number the next epoch's under Repeat.
   class Iterator : public DatasetIterator<ConcatenateDataset> {
    public:
     Iterator(const ConcatenateDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), ctx_(ctx), input_(d->a_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), ctx_(ctx), first_(d->a_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Concatenate")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
-      while (input_) {
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
-        if (!*end_of_sequence) return Status();
-        input_ = second_ ? nullptr : dataset_->b_->MakeIteratorInternal(ctx_);
-        second_ = true;
+      StageTimer timer(*node_);
+      while (part_ < 2) {
+        IteratorBase* input = part_ == 0 ? first_.get() : second_.get();
+        SLUICE_RETURN_IF_ERROR(timer.Input(input, out, end_of_sequence));
+        if (!*end_of_sequence) return timer.Finish(Status(), *out, false);
+        if (++part_ == 1 && !second_) second_ = dataset_->b_->MakeIteratorInternal(ctx_);
       }
       *end_of_sequence = true;
       return Status();
     }
 
+    // Before the second input starts, a probe iterator of it (one that
+    // takes no pass) is saved in its place: the passes it will take.
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("part", part_);
+      IteratorStateWriter first = w->Child("first");
+      SLUICE_RETURN_IF_ERROR(first_->Save(&first));
+      IteratorStateWriter second = w->Child("second");
+      if (second_) return second_->Save(&second);
+      IteratorContext probe{std::make_shared<CancellationManager>(), nullptr, true, nullptr};
+      std::unique_ptr<IteratorBase> next = dataset_->b_->MakeIteratorInternal(probe);
+      Status s = next->Save(&second);
+      probe.cancellation->StartCancel();
+      return s;
+    }
+    // The second input's iterator is made here (before it is needed) to
+    // take the saved passes.
+    Status Restore(IteratorStateReader* r) override {
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("part", &part_));
+      if (part_ < 0 || part_ > 2) return InvalidArgument("concatenate checkpoint: bad part " + std::to_string(part_));
+      IteratorStateReader first = r->Child("first");
+      SLUICE_RETURN_IF_ERROR(first_->Restore(&first));
+      second_ = dataset_->b_->MakeIteratorInternal(ctx_);
+      IteratorStateReader second = r->Child("second");
+      return second_->Restore(&second);
+    }
+
    private:
     const IteratorContext ctx_;
-    std::unique_ptr<IteratorBase> input_;
-    bool second_ = false;
+    std::unique_ptr<IteratorBase> first_, second_;
+    int64_t part_ = 0;  // the input being read: 0, 1, or 2 when both have ended
+    const std::shared_ptr<Node> node_;
   };
   const DatasetPtr a_, b_;
 };
@@ -291,10 +400,15 @@ class CacheDataset : public UnaryDataset {
   class Iterator : public DatasetIterator<CacheDataset> {
    public:
     Iterator(const CacheDataset* d, const IteratorContext& ctx, std::shared_ptr<const std::vector<Element>> cached)
-        : DatasetIterator(d), cached_(std::move(cached)), account_(ctx.model ? ctx.model->memory() : nullptr, "Cache") {
+        : DatasetIterator(d),
+          ctx_(ctx),
+          cached_(std::move(cached)),
+          account_(ctx.model ? ctx.model->memory() : nullptr, "Cache") {
       if (!cached_) input_ = d->input_->MakeIteratorInternal(ctx);
+      node_ = NewNode(ctx, "Cache");
     }
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       if (cached_) {
         if (!charged_) {  // a pass over the cache holds all of it
           charged_ = true;
@@ -304,10 +418,11 @@ class CacheDataset : public UnaryDataset {
         }
         *end_of_sequence = next_ >= cached_->size();
         if (!*end_of_sequence) *out = (*cached_)[next_++];
-        return Status();
+        return timer.Finish(Status(), *out, *end_of_sequence);
       }
-      SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+      SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
       if (!*end_of_sequence) {
+        timer.Produced(*out);
         // Charged without waiting (a cache cannot give elements back); one
         // that cannot fit in the budget fails.
         const int64_t bytes = ElementBytes(*out);
@@ -326,13 +441,61 @@ class CacheDataset : public UnaryDataset {
       return Status();
     }
 
+    // Writing (the first pass): the elements so far and the input. Reading a
+    // finished cache: the cache itself (a new process has none) and the
+    // position; restoring it publishes the cache to the later passes.
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteBool("reading", cached_ != nullptr);
+      if (cached_) {
+        w->WriteInt("next", static_cast<int64_t>(next_));
+        w->WriteElements("cache", *cached_);
+        return Status();
+      }
+      w->WriteElements("written", writing_);
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      bool reading = false;
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("reading", &reading));
+      if (reading) {
+        int64_t next = 0;
+        auto cache = std::make_shared<std::vector<Element>>();
+        SLUICE_RETURN_IF_ERROR(r->ReadInt("next", &next));
+        SLUICE_RETURN_IF_ERROR(r->ReadElements("cache", cache.get()));
+        if (next < 0 || next > static_cast<int64_t>(cache->size())) {
+          return InvalidArgument("cache checkpoint position " + std::to_string(next) + " is past its " +
+                                 std::to_string(cache->size()) + " elements");
+        }
+        cached_ = std::move(cache);
+        next_ = static_cast<size_t>(next);
+        input_.reset();
+        MutexLock lock(&dataset_->state_.mu);
+        if (!dataset_->state_.elements) dataset_->state_.elements = cached_;
+        return Status();
+      }
+      // A rebuilt iterator of this process may have found the cache done;
+      // the checkpoint's first pass continues from its input all the same.
+      if (cached_) {
+        cached_.reset();
+        next_ = 0;
+        input_ = dataset_->input_->MakeIteratorInternal(ctx_);
+      }
+      writing_.clear();
+      SLUICE_RETURN_IF_ERROR(r->ReadElements("written", &writing_));
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
+    }
+
    private:
+    const IteratorContext ctx_;
     std::shared_ptr<const std::vector<Element>> cached_;
     std::unique_ptr<IteratorBase> input_;
     std::vector<Element> writing_;
     size_t next_ = 0;
     BudgetAccount account_;
     bool charged_ = false;  // the cached elements, by a pass over them
+    std::shared_ptr<Node> node_;  // made after the input's (sources first)
   };
   mutable CacheState state_;
 };

@@ -4,8 +4,10 @@
 
 #include "core/bulk_copy.h"
 #include "data/dataset_util.h"
+#include "data/map_and_batch.h"
 #include "data/memory_budget.h"
 #include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::data {
@@ -205,6 +207,16 @@ class BatchDataset : public DatasetBase {
       return s;
     }
 
+    // A batch is read whole within GetNext: only the input has a position.
+    Status Save(IteratorStateWriter* w) override {
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
+    }
+
    private:
     std::unique_ptr<IteratorBase> input_;
     std::vector<Element> batch_;
@@ -252,17 +264,29 @@ class PaddedBatchDataset : public DatasetBase {
   class Iterator : public DatasetIterator<PaddedBatchDataset> {
    public:
     Iterator(const PaddedBatchDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "PaddedBatch")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       const PaddedBatchDataset& d = *dataset_;
-      SLUICE_RETURN_IF_ERROR(ReadBatch(input_.get(), d.batch_size_, d.drop_remainder_, &batch_, end_of_sequence));
+      SLUICE_RETURN_IF_ERROR(timer.Inputs(
+          [&] { return ReadBatch(input_.get(), d.batch_size_, d.drop_remainder_, &batch_, end_of_sequence); }));
       if (*end_of_sequence) return Status();
       out->clear();
       for (size_t c = 0; c < batch_[0].size(); ++c) {
         SLUICE_ASSIGN_OR_RETURN(Tensor padded, PadComponent(c));
         out->push_back(std::move(padded));
       }
-      return Status();
+      return timer.Finish(Status(), *out, false);
+    }
+
+    // A batch is read whole within GetNext: only the input has a position.
+    Status Save(IteratorStateWriter* w) override {
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:
@@ -301,6 +325,7 @@ class PaddedBatchDataset : public DatasetBase {
 
     std::unique_ptr<IteratorBase> input_;
     std::vector<Element> batch_;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;
@@ -340,10 +365,11 @@ class UnbatchDataset : public DatasetBase {
   class Iterator : public DatasetIterator<UnbatchDataset> {
    public:
     Iterator(const UnbatchDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Unbatch")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       while (index_ >= size_) {
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(&current_, end_of_sequence));
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), &current_, end_of_sequence));
         if (*end_of_sequence) return Status();
         index_ = 0;
         size_ = -1;
@@ -362,7 +388,36 @@ class UnbatchDataset : public DatasetBase {
       for (const Tensor& t : current_) out->push_back(t.Slice(index_));
       ++index_;
       *end_of_sequence = false;
-      return Status();
+      return timer.Finish(Status(), *out, false);
+    }
+
+    // The rows of the current input element not yet returned (as one
+    // element, restored from row 0), then the input.
+    Status Save(IteratorStateWriter* w) override {
+      const bool has_rows = index_ < size_;
+      w->WriteBool("has_rows", has_rows);
+      if (has_rows) {
+        Element rest;
+        for (const Tensor& t : current_) rest.push_back(t.Slice(index_, size_));
+        w->WriteElement("rows", rest);
+      }
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      bool has_rows = false;
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("has_rows", &has_rows));
+      current_.clear();
+      index_ = size_ = 0;
+      if (has_rows) {
+        SLUICE_RETURN_IF_ERROR(r->ReadElement("rows", &current_));
+        if (current_.empty() || current_[0].rank() == 0) {
+          return InvalidArgument("unbatch checkpoint: the rows saved are not a batch");
+        }
+        size_ = current_[0].shape().dim(0);
+      }
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:
@@ -370,6 +425,7 @@ class UnbatchDataset : public DatasetBase {
     Element current_;
     int64_t index_ = 0;
     int64_t size_ = 0;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;
@@ -385,7 +441,10 @@ Status CheckBatchSize(int64_t batch_size) {
 Result<DatasetPtr> Batch(DatasetPtr input, int64_t batch_size, bool drop_remainder) {
   SLUICE_RETURN_IF_ERROR(CheckInput(input, "batch"));
   SLUICE_RETURN_IF_ERROR(CheckBatchSize(batch_size));
-  return DatasetPtr(std::make_shared<BatchDataset>(std::move(input), batch_size, drop_remainder));
+  DatasetPtr batch = std::make_shared<BatchDataset>(input, batch_size, drop_remainder);
+  // tf.data's map_and_batch_fusion (Options can turn it off per iterator).
+  if (DatasetPtr fused = FuseMapAndBatch(batch, input, batch_size, drop_remainder)) return fused;
+  return batch;
 }
 
 Result<DatasetPtr> PaddedBatch(DatasetPtr input, int64_t batch_size, std::vector<PartialShape> padded_shapes,

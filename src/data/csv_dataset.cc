@@ -69,6 +69,36 @@ class CsvFilesDataset : public DatasetBase {
       }
     }
 
+    // The file index, and in an open file the next line's offset and number.
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("next_file", static_cast<int64_t>(next_file_));
+      w->WriteBool("in_file", lines_ != nullptr);
+      if (!lines_) return Status();
+      w->WriteInt("offset", static_cast<int64_t>(lines_->offset()));
+      w->WriteInt("line", lines_->line_number());
+      return Status();
+    }
+    Status Restore(IteratorStateReader* r) override {
+      int64_t next_file = 0, offset = 0, line = 0;
+      bool in_file = false;
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("next_file", &next_file));
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("in_file", &in_file));
+      const auto files = static_cast<int64_t>(dataset_->filenames_.size());
+      if (next_file < 0 || next_file > files || (in_file && next_file == 0)) {
+        return InvalidArgument("CSVDataset checkpoint is at file " + std::to_string(next_file) + " of a list of " +
+                               std::to_string(files));
+      }
+      lines_.reset();
+      record_.clear();
+      next_file_ = static_cast<size_t>(next_file);
+      if (!in_file) return Status();
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("offset", &offset));
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("line", &line));
+      SLUICE_ASSIGN_OR_RETURN(lines_, io::LineIterator::Open(dataset_->filenames_[next_file_ - 1],
+                                                             dataset_->line_options_));
+      return lines_->Seek(static_cast<uint64_t>(offset), line);
+    }
+
    private:
     // With ignore_errors, reports `error` (`records` dropped) and returns true.
     bool Skipped(const Status& error, int64_t records) const {

@@ -5,6 +5,7 @@
 
 #include "data/dataset_util.h"
 #include "data/model.h"
+#include "sluice/data/checkpoint.h"
 
 namespace sluice::data {
 namespace {
@@ -16,8 +17,10 @@ namespace {
 // calls, waiting inside them (sampled).
 class RootIterator : public IteratorBase {
  public:
-  RootIterator(const IteratorContext& ctx, std::unique_ptr<IteratorBase> inner)
-      : cm_(ctx.cancellation),
+  RootIterator(const DatasetBase& dataset, const IteratorContext& ctx, std::unique_ptr<IteratorBase> inner)
+      : dataset_(dataset.shared_from_this()),
+        probe_(ctx.probe),
+        cm_(ctx.cancellation),
         skipped_errors_(ctx.skipped_errors),
         model_(ctx.model),
         node_(std::make_shared<Node>("Root", false, 1)),
@@ -61,13 +64,65 @@ class RootIterator : public IteratorBase {
   int64_t skipped_errors() const override { return skipped_errors_->load(std::memory_order_relaxed); }
   const ElementOrigin* origin() const override { return inner_->origin(); }
 
+  Status Save(IteratorStateWriter* w) override {
+    w->WriteBytes("pipeline", Fingerprint());
+    w->WriteInt("skipped_errors", skipped_errors());
+    IteratorStateWriter input = w->Child("input");
+    return inner_->Save(&input);
+  }
+
+  // Rebuilds the tree (with a fresh context) if this iterator has run, then
+  // restores it.
+  Status Restore(IteratorStateReader* r) override {
+    std::string pipeline;
+    SLUICE_RETURN_IF_ERROR(r->ReadBytes("pipeline", &pipeline));
+    if (pipeline != Fingerprint()) {
+      return Status(Code::kInvalidArgument, "the iterator checkpoint was saved from the pipeline " + pipeline +
+                                                ", not from this one: " + Fingerprint());
+    }
+    if (started_ || dirty_) Rebuild();
+    dirty_ = true;
+    int64_t skipped = 0;
+    SLUICE_RETURN_IF_ERROR(r->ReadInt("skipped_errors", &skipped));
+    IteratorStateReader input = r->Child("input");
+    Status s = inner_->Restore(&input);
+    if (!s.ok()) {
+      Rebuild();
+      return s;
+    }
+    skipped_errors_->store(skipped, std::memory_order_relaxed);
+    return Status();
+  }
+
  private:
+  std::string Fingerprint() const { return dataset_->DebugName() + " " + dataset_->element_spec().DebugString(); }
+
+  void Rebuild() {
+    cm_->StartCancel();
+    model_->Stop();
+    inner_.reset();
+    IteratorContext ctx{std::make_shared<CancellationManager>(), std::make_shared<std::atomic<int64_t>>(0), probe_,
+                        std::make_shared<Model>()};
+    cm_ = ctx.cancellation;
+    skipped_errors_ = ctx.skipped_errors;
+    model_ = ctx.model;
+    node_ = std::make_shared<Node>("Root", false, 1);
+    model_->SetRootNode(node_);
+    inner_ = dataset_->MakeIteratorInternal(ctx);
+    started_ = false;
+    calls_ = 0;
+    gap_start_ns_ = 0;
+  }
+
+  const std::shared_ptr<const DatasetBase> dataset_;
+  const bool probe_;
   std::shared_ptr<CancellationManager> cm_;
   std::shared_ptr<std::atomic<int64_t>> skipped_errors_;
-  const std::shared_ptr<Model> model_;
-  const std::shared_ptr<Node> node_;
+  std::shared_ptr<Model> model_;
+  std::shared_ptr<Node> node_;
   std::unique_ptr<IteratorBase> inner_;
   bool started_ = false;
+  bool dirty_ = false;  // restored once: a second Restore rebuilds first
   uint64_t calls_ = 0;
   int64_t gap_start_ns_ = 0;  // the return of a timed call; 0 if the last was not timed
 };
@@ -94,7 +149,7 @@ std::unique_ptr<IteratorBase> MakeRootIterator(const DatasetBase& dataset, bool 
   IteratorContext ctx{std::make_shared<CancellationManager>(), std::make_shared<std::atomic<int64_t>>(0), probe,
                       std::make_shared<Model>()};
   std::unique_ptr<IteratorBase> inner = dataset.MakeIteratorInternal(ctx);
-  return std::make_unique<RootIterator>(ctx, std::move(inner));
+  return std::make_unique<RootIterator>(dataset, ctx, std::move(inner));
 }
 
 }  // namespace
@@ -115,6 +170,14 @@ CancelRegistration::CancelRegistration(const IteratorContext& ctx, std::function
 
 CancelRegistration::~CancelRegistration() {
   if (token_ != CancellationManager::kInvalidToken) cm_->DeregisterCallback(token_);
+}
+
+Status IteratorBase::Save(IteratorStateWriter*) { return CannotCheckpoint("this iterator"); }
+Status IteratorBase::Restore(IteratorStateReader*) { return CannotCheckpoint("this iterator"); }
+
+Status CannotCheckpoint(std::string_view name) {
+  return Status(Code::kUnimplemented, std::string(name) +
+                                          " cannot be checkpointed: its position cannot be saved and restored");
 }
 
 Status CheckInput(const DatasetPtr& input, std::string_view op) {

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "sluice/core/cancellation.h"
+#include "sluice/data/checkpoint.h"
 #include "sluice/data/dataset.h"
 
 namespace sluice::data {
@@ -30,6 +31,9 @@ class CancelRegistration {
   CancellationManager::Token token_ = CancellationManager::kInvalidToken;
 };
 
+// Unimplemented: "<name> cannot be checkpointed".
+Status CannotCheckpoint(std::string_view name);
+
 // An iterator over `dataset` (a DatasetPtr of the concrete type), which it
 // keeps alive.
 template <class D>
@@ -37,6 +41,9 @@ class DatasetIterator : public IteratorBase {
  public:
   explicit DatasetIterator(const D* dataset)
       : dataset_(std::static_pointer_cast<const D>(dataset->shared_from_this())) {}
+
+  Status Save(IteratorStateWriter*) override { return CannotCheckpoint(dataset_->DebugName()); }
+  Status Restore(IteratorStateReader*) override { return CannotCheckpoint(dataset_->DebugName()); }
 
  protected:
   const std::shared_ptr<const D> dataset_;
@@ -48,6 +55,15 @@ class DatasetIterator : public IteratorBase {
 // shift the seeds or epochs of the real passes.
 inline uint64_t NextPass(std::atomic<uint64_t>& passes, const IteratorContext& ctx) {
   return ctx.probe ? passes.load(std::memory_order_relaxed) : passes.fetch_add(1, std::memory_order_relaxed);
+}
+
+// After restoring an iterator that took pass `pass` of a pass-counted
+// dataset: the passes made after it (the next epochs under Repeat) continue
+// from pass + 1, as in the saved process.
+inline void RestorePass(std::atomic<uint64_t>& passes, uint64_t pass) {
+  uint64_t cur = passes.load(std::memory_order_relaxed);
+  while (cur < pass + 1 && !passes.compare_exchange_weak(cur, pass + 1, std::memory_order_relaxed)) {
+  }
 }
 
 inline Status InvalidArgument(std::string message) { return Status(Code::kInvalidArgument, std::move(message)); }

@@ -14,6 +14,8 @@
 
 #include "core/philox.h"
 #include "data/dataset_util.h"
+#include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::data {
@@ -56,10 +58,11 @@ class CategoricalSelectorDataset : public DatasetBase {
       s = (uint64_t{rd()} << 32) | rd();
       s2 = (uint64_t{rd()} << 32) | rd();
     }
+    uint64_t k = 0;
     if (rerandomize_) {
       // Iterator k's seeds: samples 2k and 2k+1 of Philox(seed, seed2), as
       // TF's RandomSeedGenerator (and Shuffle) derive them.
-      const uint64_t k = NextPass(iterators_, ctx);
+      k = NextPass(iterators_, ctx);
       Philox4x32 generator(s, s2);
       generator.Skip(k / 2);
       if (k % 2 == 1) {
@@ -69,7 +72,7 @@ class CategoricalSelectorDataset : public DatasetBase {
       s = generator.Next();
       s2 = generator.Next();
     }
-    return std::make_unique<Iterator>(this, weights_ ? weights_->MakeIteratorInternal(ctx) : nullptr, s, s2);
+    return std::make_unique<Iterator>(this, weights_ ? weights_->MakeIteratorInternal(ctx) : nullptr, s, s2, k);
   }
 
   // The categorical draw of gen_stateless_random_ops.stateless_multinomial
@@ -108,8 +111,9 @@ class CategoricalSelectorDataset : public DatasetBase {
   class Iterator : public DatasetIterator<CategoricalSelectorDataset> {
    public:
     Iterator(const CategoricalSelectorDataset* d, std::unique_ptr<IteratorBase> weights, uint64_t seed,
-             uint64_t seed2)
-        : DatasetIterator(d), weights_(std::move(weights)), random_(seed, seed2) {}
+             uint64_t seed2, uint64_t pass)
+        : DatasetIterator(d), weights_(std::move(weights)), random_(seed, seed2), seed_(seed), seed2_(seed2),
+          pass_(pass) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
       const std::vector<double>* logits = &dataset_->logits_;
       std::vector<double> varying;
@@ -123,14 +127,48 @@ class CategoricalSelectorDataset : public DatasetBase {
       // Dataset.random(seed).batch(2): two uint32 samples, as int64.
       const uint64_t s0 = random_.Next();
       const uint64_t s1 = random_.Next();
+      draws_ += 2;
       *out = Element{Tensor::Scalar<int64_t>(Draw(*logits, s0, s1))};
       *end_of_sequence = false;
       return Status();
     }
 
+    // The RNG as its seeds (drawn at random when both were 0, so saved
+    // rather than derived again) and the samples drawn; the pass keeps the
+    // later iterators' seeds under rerandomize.
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("seed", static_cast<int64_t>(seed_));
+      w->WriteInt("seed2", static_cast<int64_t>(seed2_));
+      w->WriteInt("pass", static_cast<int64_t>(pass_));
+      w->WriteInt("draws", static_cast<int64_t>(draws_));
+      if (!weights_) return Status();
+      IteratorStateWriter weights = w->Child("weights");
+      return weights_->Save(&weights);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      int64_t seed = 0, seed2 = 0, pass = 0, draws = 0;
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("seed", &seed));
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("seed2", &seed2));
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("pass", &pass));
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("draws", &draws));
+      seed_ = static_cast<uint64_t>(seed);
+      seed2_ = static_cast<uint64_t>(seed2);
+      pass_ = static_cast<uint64_t>(pass);
+      draws_ = static_cast<uint64_t>(draws);
+      if (dataset_->rerandomize_) RestorePass(dataset_->iterators_, pass_);
+      random_ = Philox4x32(seed_, seed2_);
+      random_.Skip(draws_ / 4);
+      for (uint64_t i = 0; i < draws_ % 4; ++i) random_.Next();
+      if (!weights_) return Status();
+      IteratorStateReader weights = r->Child("weights");
+      return weights_->Restore(&weights);
+    }
+
    private:
     std::unique_ptr<IteratorBase> weights_;
     Philox4x32 random_;
+    uint64_t seed_, seed2_, pass_;
+    uint64_t draws_ = 0;  // samples taken from random_
   };
 
   const std::vector<double> logits_;
@@ -164,41 +202,82 @@ class DirectedInterleaveDataset : public DatasetBase {
   class Iterator : public DatasetIterator<DirectedInterleaveDataset> {
    public:
     Iterator(const DirectedInterleaveDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), selector_(d->selector_->MakeIteratorInternal(ctx)), active_(d->inputs_.size()) {
+        : DatasetIterator(d),
+          selector_(d->selector_->MakeIteratorInternal(ctx)),
+          exhausted_(d->inputs_.size(), false),
+          active_(d->inputs_.size()) {
       for (const DatasetPtr& in : d->inputs_) inputs_.push_back(in->MakeIteratorInternal(ctx));
+      node_ = NewNode(ctx, "DirectedInterleave");
     }
 
     Status GetNext(Element* out, bool* end_of_sequence) override {
-      while (selector_) {
+      StageTimer timer(*node_);
+      while (!ended_) {
         Element choice;
         bool selector_end = false;
-        SLUICE_RETURN_IF_ERROR(selector_->GetNext(&choice, &selector_end));
+        SLUICE_RETURN_IF_ERROR(timer.Input(selector_.get(), &choice, &selector_end));
         if (selector_end) break;
         const int64_t i = choice[0].scalar<int64_t>();
         if (i < 0 || i >= static_cast<int64_t>(inputs_.size())) {
           return InvalidArgument("Selector index out of range: " + std::to_string(i) +
                                  " >= " + std::to_string(inputs_.size()));
         }
-        if (!inputs_[i]) continue;  // an exhausted input: draw again
+        if (exhausted_[i]) continue;  // draw again
         bool input_end = false;
-        SLUICE_RETURN_IF_ERROR(inputs_[i]->GetNext(out, &input_end));
+        SLUICE_RETURN_IF_ERROR(timer.Input(inputs_[i].get(), out, &input_end));
         if (!input_end) {
           *end_of_sequence = false;
-          return Status();
+          return timer.Finish(Status(), *out, false);
         }
-        inputs_[i].reset();
+        exhausted_[i] = true;
         if (dataset_->stop_on_empty_ || --active_ == 0) break;
       }
-      selector_.reset();
-      inputs_.clear();
+      ended_ = true;
       *end_of_sequence = true;
+      return Status();
+    }
+
+    // The selector, which inputs are exhausted, and every input ("input_<i>"),
+    // the exhausted and the ended ones too: their passes number the next
+    // epoch's.
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteBool("ended", ended_);
+      w->WriteInt("active", static_cast<int64_t>(active_));
+      IteratorStateWriter selector = w->Child("selector");
+      SLUICE_RETURN_IF_ERROR(selector_->Save(&selector));
+      for (size_t i = 0; i < inputs_.size(); ++i) {
+        const std::string name = "input_" + std::to_string(i);
+        w->WriteBool(name + ".exhausted", exhausted_[i]);
+        IteratorStateWriter input = w->Child(name);
+        SLUICE_RETURN_IF_ERROR(inputs_[i]->Save(&input));
+      }
+      return Status();
+    }
+    Status Restore(IteratorStateReader* r) override {
+      int64_t active = 0;
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("ended", &ended_));
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("active", &active));
+      active_ = static_cast<size_t>(active);
+      IteratorStateReader selector = r->Child("selector");
+      SLUICE_RETURN_IF_ERROR(selector_->Restore(&selector));
+      for (size_t i = 0; i < inputs_.size(); ++i) {
+        const std::string name = "input_" + std::to_string(i);
+        bool exhausted = false;
+        SLUICE_RETURN_IF_ERROR(r->ReadBool(name + ".exhausted", &exhausted));
+        exhausted_[i] = exhausted;
+        IteratorStateReader input = r->Child(name);
+        SLUICE_RETURN_IF_ERROR(inputs_[i]->Restore(&input));
+      }
       return Status();
     }
 
    private:
     std::unique_ptr<IteratorBase> selector_;
     std::vector<std::unique_ptr<IteratorBase>> inputs_;
+    std::vector<bool> exhausted_;  // inputs that have ended (kept: checkpoints save their passes)
     size_t active_;
+    bool ended_ = false;
+    std::shared_ptr<Node> node_;  // made after the inputs' (sources first)
   };
 
   const DatasetPtr selector_;

@@ -8,6 +8,7 @@
 #include "data/dataset_util.h"
 #include "data/model.h"
 #include "sluice/core/logging.h"
+#include "sluice/data/checkpoint.h"
 
 namespace sluice::data {
 
@@ -195,6 +196,9 @@ class ErrorPolicyDataset : public DatasetBase {
       }
     }
     const ElementOrigin* origin() const override { return input_->origin(); }
+    // No state of its own: the input's, as if this stage were not there.
+    Status Save(IteratorStateWriter* w) override { return input_->Save(w); }
+    Status Restore(IteratorStateReader* r) override { return input_->Restore(r); }
 
    private:
     std::unique_ptr<IteratorBase> input_;

@@ -13,6 +13,13 @@
 // The writer holds "<filename>.lockfile" (created exclusively) and writes
 // "<filename>.tmp-<pid>-<n>", renamed to `filename` after the footer; an
 // unfinished pass deletes both.
+//
+// Checkpoints: a pass reading the finished cache saves its offset and
+// count. A pass writing the cache saves its input's position and the count
+// of elements it returned; restored, it goes on reading its input without
+// writing (the partial file was deleted with the saving process's pass), so
+// the cache is written by the next complete pass. If the cache was finished
+// meanwhile, the restored pass reads it instead, from that count.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -22,6 +29,9 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
+#include "data/stage_timer.h"
+#include "data/element_codec.h"
 #include "sluice/data/datasets.h"
 #include "sluice/io/crc32c.h"
 #include "sluice/io/file_system.h"
@@ -36,70 +46,6 @@ template <class T>
 void Put(std::string* out, T v) {
   out->append(reinterpret_cast<const char*>(&v), sizeof(v));
 }
-
-std::string Encode(const Element& e) {
-  std::string out;
-  Put<uint32_t>(&out, static_cast<uint32_t>(e.size()));
-  for (const Tensor& t : e) {
-    Put<uint8_t>(&out, static_cast<uint8_t>(t.dtype()));
-    Put<uint8_t>(&out, static_cast<uint8_t>(t.rank()));
-    for (int64_t d : t.shape().dims()) Put<int64_t>(&out, d);
-    if (t.dtype() == DType::kString) {
-      for (const std::string& s : t.flat<std::string>()) {
-        Put<uint64_t>(&out, s.size());
-        out += s;
-      }
-    } else {
-      out.append(static_cast<const char*>(t.raw_data()), t.TotalBytes());
-    }
-  }
-  return out;
-}
-
-// Reads the payload of one element; false if it does not parse.
-class Decoder {
- public:
-  explicit Decoder(std::string_view in) : in_(in) {}
-
-  bool Decode(Element* out) {
-    uint32_t n;
-    if (!Get(&n)) return false;
-    out->clear();
-    for (uint32_t c = 0; c < n; ++c) {
-      uint8_t dtype, rank;
-      if (!Get(&dtype) || !Get(&rank) || dtype == 0 || DTypeSize(static_cast<DType>(dtype)) == 0) return false;
-      std::vector<int64_t> dims(rank);
-      for (int64_t& d : dims) {
-        if (!Get(&d) || d < 0) return false;
-      }
-      Tensor t(static_cast<DType>(dtype), TensorShape(dims));
-      if (t.dtype() == DType::kString) {
-        for (std::string& s : t.flat<std::string>()) {
-          uint64_t size;
-          if (!Get(&size) || size > in_.size()) return false;
-          s.assign(in_.substr(0, size));
-          in_.remove_prefix(size);
-        }
-      } else {
-        if (t.TotalBytes() > in_.size()) return false;
-        std::memcpy(t.raw_data(), in_.data(), t.TotalBytes());
-        in_.remove_prefix(t.TotalBytes());
-      }
-      out->push_back(std::move(t));
-    }
-    return in_.empty();
-  }
-
- private:
-  template <class T>
-  bool Get(T* v) {
-    if (in_.size() < sizeof(T)) return false;
-    std::memcpy(v, in_.data(), sizeof(T));
-    in_.remove_prefix(sizeof(T));
-    return true;
-  }
-  std::string_view in_;
-};
 
 Status DataLossAt(const std::string& path, uint64_t offset, std::string_view what) {
   return Status(Code::kDataLoss, "Corrupted cache file \"" + path + "\" at offset " + std::to_string(offset) + ": " +
@@ -125,10 +71,31 @@ class CacheReader {
     std::string payload(length, '\0');
     SLUICE_RETURN_IF_ERROR(ReadExactly(offset_ + 8, length, payload.data()));
     if (io::crc32c::Unmask(masked) != io::crc32c::Value(payload)) return DataLossAt(path_, offset_, "bad checksum");
-    if (!Decoder(payload).Decode(out)) return DataLossAt(path_, offset_, "bad element");
+    if (!DecodeElement(payload, out)) return DataLossAt(path_, offset_, "bad element");
     offset_ += 8 + length;
     ++count_;
     *end = false;
+    return Status();
+  }
+
+  uint64_t offset() const { return offset_; }
+  uint64_t count() const { return count_; }
+  // Continues at element `count`, which starts at `offset` (0: find it by
+  // reading `count` elements from the start).
+  Status Seek(uint64_t offset, uint64_t count) {
+    if (!file_) SLUICE_RETURN_IF_ERROR(Open());
+    if (offset == 0) {
+      Element e;
+      bool end = false;
+      while (count_ < count) {
+        SLUICE_RETURN_IF_ERROR(GetNext(&e, &end));
+        if (end) return DataLossAt(path_, offset_, "fewer elements than the checkpoint has read");
+      }
+      return Status();
+    }
+    if (offset < sizeof(kMagic) || offset > size_) return DataLossAt(path_, offset, "offset outside the file");
+    offset_ = offset;
+    count_ = count;
     return Status();
   }
 
@@ -206,7 +173,7 @@ class CacheWriter {
   }
 
   Status Append(const Element& e) {
-    const std::string payload = Encode(e);
+    const std::string payload = EncodeElement(e);
     std::string head;
     Put<uint32_t>(&head, static_cast<uint32_t>(payload.size()));
     Put<uint32_t>(&head, io::crc32c::Mask(io::crc32c::Value(payload)));
@@ -259,18 +226,42 @@ class FileCacheDataset : public DatasetBase {
   int64_t cardinality() const override { return input_->cardinality(); }
   std::string DebugName() const override { return "Cache"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
-    if (io::DefaultFileSystem()->FileExists(filename_).ok()) return std::make_unique<ReadIterator>(this);
+    if (io::DefaultFileSystem()->FileExists(filename_).ok()) return std::make_unique<ReadIterator>(this, ctx);
     return std::make_unique<WriteIterator>(this, ctx);
   }
 
  private:
   class ReadIterator : public DatasetIterator<FileCacheDataset> {
    public:
-    explicit ReadIterator(const FileCacheDataset* d) : DatasetIterator(d), reader_(d->filename_) {}
-    Status GetNext(Element* out, bool* end_of_sequence) override { return reader_.GetNext(out, end_of_sequence); }
+    ReadIterator(const FileCacheDataset* d, const IteratorContext& ctx)
+        : DatasetIterator(d), reader_(d->filename_), node_(NewNode(ctx, "Cache")) {}
+    Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
+      Status s = reader_.GetNext(out, end_of_sequence);
+      return timer.Finish(std::move(s), *out, *end_of_sequence);
+    }
+
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteBool("writing", false);
+      w->WriteInt("count", static_cast<int64_t>(reader_.count()));
+      w->WriteInt("offset", static_cast<int64_t>(reader_.offset()));
+      return Status();
+    }
+    // From a writing pass's checkpoint (the cache was finished since): the
+    // element after the `count` it returned.
+    Status Restore(IteratorStateReader* r) override {
+      bool writing = false;
+      int64_t count = 0, offset = 0;
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("writing", &writing));
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("count", &count));
+      if (!writing) SLUICE_RETURN_IF_ERROR(r->ReadInt("offset", &offset));
+      if (count < 0 || offset < 0) return InvalidArgument("cache checkpoint has a negative position");
+      return reader_.Seek(static_cast<uint64_t>(offset), static_cast<uint64_t>(count));
+    }
 
    private:
     CacheReader reader_;
+    const std::shared_ptr<Node> node_;
   };
 
   // Passes the input through, writing each element; an input error passes
@@ -278,8 +269,12 @@ class FileCacheDataset : public DatasetBase {
   class WriteIterator : public DatasetIterator<FileCacheDataset> {
    public:
     WriteIterator(const FileCacheDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), writer_(d->filename_) {}
+        : DatasetIterator(d),
+          input_(d->input_->MakeIteratorInternal(ctx)),
+          writer_(d->filename_),
+          node_(NewNode(ctx, "Cache")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       if (done_) {
         *end_of_sequence = true;
         return Status();
@@ -288,12 +283,36 @@ class FileCacheDataset : public DatasetBase {
         SLUICE_RETURN_IF_ERROR(writer_.Start());
         started_ = true;
       }
-      SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+      SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
       if (*end_of_sequence) {
         done_ = true;
-        return writer_.Finish();
+        return restored_ ? Status() : writer_.Finish();
       }
-      return writer_.Append(*out);
+      ++count_;
+      return timer.Finish(restored_ ? Status() : writer_.Append(*out), *out, false);
+    }
+
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteBool("writing", true);
+      w->WriteInt("count", count_);
+      w->WriteBool("done", done_);
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);  // even once done: its passes decide the next epochs
+    }
+    Status Restore(IteratorStateReader* r) override {
+      bool writing = false;
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("writing", &writing));
+      if (!writing) {
+        return Status(Code::kFailedPrecondition,
+                      "the iterator checkpoint was reading the cache file \"" + dataset_->filename_ +
+                          "\", which no longer exists");
+      }
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("count", &count_));
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("done", &done_));
+      restored_ = true;
+      started_ = true;
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:
@@ -301,6 +320,9 @@ class FileCacheDataset : public DatasetBase {
     CacheWriter writer_;
     bool started_ = false;
     bool done_ = false;
+    bool restored_ = false;  // resumed mid-pass: passes the input through without writing
+    int64_t count_ = 0;      // elements returned
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;

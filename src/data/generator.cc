@@ -69,7 +69,19 @@ class GeneratorDataset : public DatasetBase {
       return Status();
     }
 
+    // A generator's position is its own hidden state.
+    Status Save(IteratorStateWriter*) override { return CannotSave(); }
+    Status Restore(IteratorStateReader*) override { return CannotSave(); }
+
    private:
+    static Status CannotSave() {
+      return Status(Code::kUnimplemented,
+                    "FromGenerator cannot be checkpointed: the generator's position is its own state, which sluice "
+                    "cannot see. Start the pipeline from a source that can be saved (range, from_tensor_slices, a "
+                    "file reader) and map the generator's work over it, or save the generator's state yourself "
+                    "and rebuild it with skip().");
+    }
+
     GeneratorFn generator_;
     bool done_ = false;
   };

@@ -50,6 +50,71 @@ class GroupByWindowDataset : public DatasetBase {
       }
     }
 
+    // The open windows per key, each key's window size, and the window being
+    // read out: its key and elements (the reduced dataset is rebuilt from
+    // them on restore) and the position of its iterator.
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("groups.size", static_cast<int64_t>(groups_.size()));
+      int64_t i = 0;
+      for (const auto& [key, elements] : groups_) {
+        const std::string name = "groups." + std::to_string(i++);
+        w->WriteInt(name + ".key", key);
+        w->WriteElements(name, elements);
+      }
+      w->WriteInt("window_sizes.size", static_cast<int64_t>(window_sizes_.size()));
+      i = 0;
+      for (const auto& [key, size] : window_sizes_) {
+        const std::string name = "window_sizes." + std::to_string(i++);
+        w->WriteInt(name + ".key", key);
+        w->WriteInt(name, size);
+      }
+      w->WriteBool("has_group", group_ != nullptr);
+      if (group_) {
+        w->WriteInt("group.key", group_key_);
+        w->WriteElements("group.window", *group_window_);
+        IteratorStateWriter group = w->Child("group");
+        SLUICE_RETURN_IF_ERROR(group_->Save(&group));
+      }
+      w->WriteBool("input_end", input_end_);
+      IteratorStateWriter input = w->Child("input");  // also after its end: its passes
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      int64_t n = 0;
+      groups_.clear();
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("groups.size", &n));
+      for (int64_t i = 0; i < n; ++i) {
+        const std::string name = "groups." + std::to_string(i);
+        int64_t key = 0;
+        SLUICE_RETURN_IF_ERROR(r->ReadInt(name + ".key", &key));
+        SLUICE_RETURN_IF_ERROR(r->ReadElements(name, &groups_[key]));
+      }
+      window_sizes_.clear();
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("window_sizes.size", &n));
+      for (int64_t i = 0; i < n; ++i) {
+        const std::string name = "window_sizes." + std::to_string(i);
+        int64_t key = 0, size = 0;
+        SLUICE_RETURN_IF_ERROR(r->ReadInt(name + ".key", &key));
+        SLUICE_RETURN_IF_ERROR(r->ReadInt(name, &size));
+        window_sizes_[key] = size;
+      }
+      bool has_group = false;
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("has_group", &has_group));
+      group_.reset();
+      if (has_group) {
+        int64_t key = 0;
+        std::vector<Element> window;
+        SLUICE_RETURN_IF_ERROR(r->ReadInt("group.key", &key));
+        SLUICE_RETURN_IF_ERROR(r->ReadElements("group.window", &window));
+        SLUICE_RETURN_IF_ERROR(Open(key, std::move(window)));
+        IteratorStateReader group = r->Child("group");
+        SLUICE_RETURN_IF_ERROR(group_->Restore(&group));
+      }
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("input_end", &input_end_));
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
+    }
+
    private:
     // Reads one input element into its group; flushes the group if full.
     Status ReadInput() {
@@ -74,8 +139,14 @@ class GroupByWindowDataset : public DatasetBase {
 
     Status Flush(int64_t key) {
       auto node = groups_.extract(key);
-      auto window = std::make_shared<const std::vector<Element>>(std::move(node.mapped()));
-      SLUICE_ASSIGN_OR_RETURN(DatasetPtr window_ds, FromElements(std::move(window), dataset_->input_->element_spec()));
+      return Open(key, std::move(node.mapped()));
+    }
+
+    // group_: the reduced dataset of `window`, the window of `key`.
+    Status Open(int64_t key, std::vector<Element> window) {
+      group_key_ = key;
+      group_window_ = std::make_shared<const std::vector<Element>>(std::move(window));
+      SLUICE_ASSIGN_OR_RETURN(DatasetPtr window_ds, FromElements(group_window_, dataset_->input_->element_spec()));
       SLUICE_ASSIGN_OR_RETURN(DatasetPtr reduced, dataset_->reduce_fn_(key, std::move(window_ds)));
       if (!reduced) return InvalidArgument("group_by_window: reduce_func returned a null dataset");
       group_ = reduced->MakeIteratorInternal(ctx_);
@@ -88,6 +159,8 @@ class GroupByWindowDataset : public DatasetBase {
     std::map<int64_t, std::vector<Element>> groups_;
     std::map<int64_t, int64_t> window_sizes_;
     std::unique_ptr<IteratorBase> group_;
+    int64_t group_key_ = 0;                                   // group_'s key and window (for Save)
+    std::shared_ptr<const std::vector<Element>> group_window_;
   };
 
   const DatasetPtr input_;

@@ -2,7 +2,9 @@
 // block_length elements from each in turn, a finished one replaced by the
 // next input element in its place). With num_parallel_calls each open
 // dataset is read ahead by a prefetching iterator on its own thread; the
-// order stays the deterministic one.
+// order stays the deterministic one. A checkpoint holds the cycle's
+// counters and, per open input, the element that opened it (the function
+// makes its dataset again on restore) and that input's own position.
 #include <utility>
 
 #include "data/dataset_util.h"
@@ -33,10 +35,12 @@ class InterleaveDataset : public DatasetBase {
           input_(d->input_->MakeIteratorInternal(ctx)),
           current_(static_cast<size_t>(d->options_.cycle_length == kAutotune ? AutotuneParallelism()
                                                                              : d->options_.cycle_length)),
+          opened_by_(current_.size()),
           node_(NewNode(ctx, d->DebugName(), false,
                         d->options_.num_parallel_calls ? static_cast<int64_t>(current_.size()) : 1)) {}
 
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      last_ = nullptr;
       const int64_t block_length = dataset_->options_.block_length;
       while (!end_of_input_ || num_open_ > 0) {
         std::unique_ptr<IteratorBase>& slot = current_[cycle_index_];
@@ -44,6 +48,7 @@ class InterleaveDataset : public DatasetBase {
           bool end = false;
           SLUICE_RETURN_IF_ERROR(slot->GetNext(out, &end));
           if (!end) {
+            last_ = slot.get();
             Node::Bump(node_->elements, 1);
             if (++block_index_ == block_length) Advance();
             *end_of_sequence = false;
@@ -56,7 +61,8 @@ class InterleaveDataset : public DatasetBase {
           Element e;
           SLUICE_RETURN_IF_ERROR(input_->GetNext(&e, &end_of_input_));
           if (!end_of_input_) {
-            SLUICE_RETURN_IF_ERROR(Open(std::move(e), &slot));
+            SLUICE_RETURN_IF_ERROR(Open(e, &slot));
+            opened_by_[cycle_index_] = std::move(e);
             ++num_open_;
           }
         } else {
@@ -65,6 +71,59 @@ class InterleaveDataset : public DatasetBase {
       }
       *end_of_sequence = true;
       return Status();
+    }
+
+    // The origin of the element from the cycle's iterator that returned it.
+    const ElementOrigin* origin() const override { return last_ ? last_->origin() : nullptr; }
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("cycle_length", static_cast<int64_t>(current_.size()));
+      w->WriteInt("cycle_index", static_cast<int64_t>(cycle_index_));
+      w->WriteInt("block_index", block_index_);
+      w->WriteInt("num_open", num_open_);
+      w->WriteBool("end_of_input", end_of_input_);
+      for (size_t i = 0; i < current_.size(); ++i) {
+        const std::string key = "slot." + std::to_string(i);
+        w->WriteBool(key + ".open", current_[i] != nullptr);
+        if (!current_[i]) continue;
+        w->WriteElement(key + ".opened_by", opened_by_[i]);
+        IteratorStateWriter slot = w->Child("slot_" + std::to_string(i));
+        SLUICE_RETURN_IF_ERROR(current_[i]->Save(&slot));
+      }
+      // Saved even once ended: its passes decide the next epochs' orders.
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+
+    // The cycle takes the saved length (an AUTOTUNE cycle_length may differ
+    // on this machine); each open input is made again from its element.
+    Status Restore(IteratorStateReader* r) override {
+      int64_t cycle_length = 0, cycle_index = 0;
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("cycle_length", &cycle_length));
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("cycle_index", &cycle_index));
+      if (cycle_length < 1 || cycle_index < 0 || cycle_index >= cycle_length) {
+        return InvalidArgument("interleave checkpoint: cycle index " + std::to_string(cycle_index) +
+                               " outside a cycle of " + std::to_string(cycle_length));
+      }
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("block_index", &block_index_));
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("num_open", &num_open_));
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("end_of_input", &end_of_input_));
+      cycle_index_ = static_cast<size_t>(cycle_index);
+      current_.clear();
+      current_.resize(static_cast<size_t>(cycle_length));
+      opened_by_.assign(current_.size(), Element());
+      for (size_t i = 0; i < current_.size(); ++i) {
+        const std::string key = "slot." + std::to_string(i);
+        bool open = false;
+        SLUICE_RETURN_IF_ERROR(r->ReadBool(key + ".open", &open));
+        if (!open) continue;
+        SLUICE_RETURN_IF_ERROR(r->ReadElement(key + ".opened_by", &opened_by_[i]));
+        SLUICE_RETURN_IF_ERROR(Open(opened_by_[i], &current_[i]));
+        IteratorStateReader slot = r->Child("slot_" + std::to_string(i));
+        SLUICE_RETURN_IF_ERROR(current_[i]->Restore(&slot));
+      }
+      last_ = nullptr;
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:
@@ -90,11 +149,13 @@ class InterleaveDataset : public DatasetBase {
     const IteratorContext ctx_;
     std::unique_ptr<IteratorBase> input_;
     std::vector<std::unique_ptr<IteratorBase>> current_;
+    std::vector<Element> opened_by_;  // the input element that opened current_[i]
     size_t cycle_index_ = 0;
     int64_t block_index_ = 0;
     int64_t num_open_ = 0;
     bool end_of_input_ = false;
     const std::shared_ptr<Node> node_;
+    IteratorBase* last_ = nullptr;  // the iterator of the element GetNext returned last
   };
 
   const DatasetPtr input_;

@@ -8,11 +8,14 @@
 #include <thread>
 #include <utility>
 
+#include "data/checkpoint_status.h"
 #include "data/dataset_util.h"
 #include "data/error_policy.h"
 #include "data/interruptible_wait.h"
 #include "data/memory_budget.h"
+#include "data/map_and_batch.h"
 #include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/core/mutex.h"
 #include "sluice/core/thread_pool.h"
 #include "sluice/data/datasets.h"
@@ -29,6 +32,17 @@ Status WithOrigin(Status s, const ElementOrigin* origin) {
   return named.WithPayload("file", *origin->file).WithPayload("record", std::to_string(origin->record));
 }
 
+// The origin of a mapped element: the input's, without its re-readable
+// source (the element is no longer the record). *copy holds the result.
+const ElementOrigin* MappedOrigin(const ElementOrigin* origin, ElementOrigin* copy) {
+  if (origin == nullptr || origin->source == nullptr) return origin;
+  if (copy->file != origin->file) copy->file = origin->file;  // no reference counting per element
+  copy->record = origin->record;
+  copy->offset = origin->offset;
+  return copy;
+}
+}  // namespace
+
 // A map function's OutOfRange would end the sequence early; TF reports it
 // as InvalidArgument so a map keeps its input's cardinality.
 // A failure carries the element's position in the pass as the "element"
@@ -43,6 +57,8 @@ Result<Element> CallMapFn(const IndexedMapFn& fn, Element e, ElementIndex index,
   if (!s.GetPayload("element")) s = s.WithPayload("element", std::to_string(index.index));
   return WithOrigin(std::move(s), origin);
 }
+
+namespace {
 
 class MapDataset : public DatasetBase {
  public:
@@ -60,6 +76,7 @@ class MapDataset : public DatasetBase {
     options.error_policy = std::move(policy);
     return std::make_shared<MapDataset>(input_, fn_, element_spec(), options);
   }
+  ParallelMapParts parts() const { return {shared_from_this(), input_, fn_, options_, &epochs_}; }
 
  private:
   class Iterator;
@@ -109,14 +126,32 @@ class MapDataset::Iterator : public DatasetIterator<MapDataset> {
     return Status();
   }
 
-  const ElementOrigin* origin() const override { return input_->origin(); }
+  const ElementOrigin* origin() const override { return MappedOrigin(input_->origin(), &origin_); }
+
+  Status Save(IteratorStateWriter* w) override {
+    w->WriteInt("epoch", static_cast<int64_t>(epoch_));
+    w->WriteInt("next_index", static_cast<int64_t>(next_index_));
+    IteratorStateWriter input = w->Child("input");
+    return input_->Save(&input);
+  }
+  Status Restore(IteratorStateReader* r) override {
+    int64_t epoch = 0, next_index = 0;
+    SLUICE_RETURN_IF_ERROR(r->ReadInt("epoch", &epoch));
+    SLUICE_RETURN_IF_ERROR(r->ReadInt("next_index", &next_index));
+    epoch_ = static_cast<uint64_t>(epoch);
+    next_index_ = static_cast<uint64_t>(next_index);
+    RestorePass(dataset_->epochs_, epoch_);
+    IteratorStateReader input = r->Child("input");
+    return input_->Restore(&input);
+  }
 
  private:
   std::unique_ptr<IteratorBase> input_;
-  const uint64_t epoch_;
+  uint64_t epoch_;
   uint64_t next_index_ = 0;
   const std::shared_ptr<Node> node_;
   ErrorHandler errors_;
+  mutable ElementOrigin origin_;  // origin()'s result when it drops the source
 };
 
 // Workers take input elements in order (a chunk at a time, under input_mu_),
@@ -125,6 +160,10 @@ class MapDataset::Iterator : public DatasetIterator<MapDataset> {
 // any done slot (not deterministic). At most 2 x parallelism_ chunks of
 // slots (plus one) exist at once, and parallelism_ chunks are being mapped;
 // AUTOTUNE's tuner moves parallelism_ (Node::SetParallelism).
+// Save pauses the workers, waits for the chunks in flight to be published,
+// and saves the finished slots in order with the input's position after
+// them. With deterministic=false a restored iterator hands out the same set
+// of elements as the saved one would have, not necessarily in its order.
 class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
  public:
   // threads: num_parallel_calls, or kAutotune.
@@ -161,7 +200,11 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
         slots_.erase(ready);
         front_index_.store(slots_.empty() ? kNoFront : slots_.front()->index, std::memory_order_relaxed);
         account_.Release(slot->bytes);  // also wakes a chunk waiting to become the front
-        if (workers_waiting_ > 0) space_cv_.Signal();
+        // Waiting workers wake once half the slots are free, not for each
+        // slot taken: one wake-up per parallelism_ chunks.
+        if (workers_waiting_ > 0 && slots_.size() <= ChunkSize() * static_cast<size_t>(parallelism_)) {
+          space_cv_.SignalAll();
+        }
         if (slot->skipped) continue;  // the error policy dropped it
         Node::Bump(node_->elements, 1);
         Node::Set(node_->buffer_fill, static_cast<int64_t>(slots_.size()));
@@ -180,6 +223,58 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
 
   const ElementOrigin* origin() const override { return origin_ ? &*origin_ : nullptr; }
 
+  // Waits (holding no lock the workers need) until no chunk is in flight,
+  // then saves; the workers resume afterwards. Cancelled if the tree is
+  // cancelled meanwhile; the wait answers Ctrl-C as GetNext's does.
+  Status Save(IteratorStateWriter* w) override SLUICE_EXCLUDES(mu_, input_mu_) {
+    Status s;
+    {
+      MutexLock lock(&mu_);
+      paused_ = true;
+      space_cv_.SignalAll();  // a worker waiting for space holds input_mu_: it lets go
+      while (s.ok() && !cancelled_ && active_ > 0) s = InterruptibleWait(&idle_cv_, &mu_);
+    }
+    if (s.ok()) s = SavePaused(w);
+    MutexLock lock(&mu_);
+    paused_ = false;
+    park_cv_.SignalAll();
+    return s;
+  }
+
+  // REQUIRES: a fresh iterator (no GetNext yet).
+  Status Restore(IteratorStateReader* r) override SLUICE_EXCLUDES(mu_, input_mu_) {
+    if (!threads_.empty()) return Status(Code::kFailedPrecondition, "ParallelMap: Restore after GetNext");
+    int64_t epoch = 0, next_index = 0, live = 0;
+    bool input_done = false;
+    SLUICE_RETURN_IF_ERROR(r->ReadInt("epoch", &epoch));
+    SLUICE_RETURN_IF_ERROR(r->ReadInt("next_index", &next_index));
+    SLUICE_RETURN_IF_ERROR(r->ReadBool("input_done", &input_done));
+    SLUICE_RETURN_IF_ERROR(r->ReadInt("slots.size", &live));
+    std::deque<std::shared_ptr<Slot>> slots;
+    for (int64_t i = 0; i < live; ++i) {
+      auto slot = std::make_shared<Slot>();
+      SLUICE_RETURN_IF_ERROR(ReadSlot(*r, "slots." + std::to_string(i), slot.get()));
+      slots.push_back(std::move(slot));
+    }
+    if (input_done) {
+      slots.push_back(std::make_shared<Slot>());
+      slots.back()->done = slots.back()->end = true;
+    }
+    epoch_ = static_cast<uint64_t>(epoch);
+    RestorePass(dataset_->epochs_, epoch_);
+    {
+      MutexLock lock(&mu_);
+      slots_ = std::move(slots);
+      next_index_ = static_cast<uint64_t>(next_index);
+      input_done_ = input_done;
+    }
+    // The input is restored even once done: its passes decide the next
+    // epochs' orders.
+    MutexLock input_lock(&input_mu_);
+    IteratorStateReader input = r->Child("input");
+    return input_->Restore(&input);
+  }
+
  private:
   struct Slot {
     bool done = false;
@@ -191,6 +286,53 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     Element element;
     std::optional<ElementOrigin> origin;  // of the input element, where known
   };
+
+  // With the workers paused and no chunk in flight: every slot is done.
+  Status SavePaused(IteratorStateWriter* w) SLUICE_EXCLUDES(mu_, input_mu_) {
+    MutexLock input_lock(&input_mu_);
+    bool input_done = false;
+    {
+      MutexLock lock(&mu_);
+      if (cancelled_) return errors::Cancelled("iterator was cancelled");
+      input_done = input_done_;
+      w->WriteInt("epoch", static_cast<int64_t>(epoch_));
+      w->WriteInt("next_index", static_cast<int64_t>(next_index_));
+      w->WriteBool("input_done", input_done_);
+      int64_t live = 0;
+      for (const std::shared_ptr<Slot>& slot : slots_) {
+        if (!slot->end) WriteSlot(w, "slots." + std::to_string(live++), *slot);
+      }
+      w->WriteInt("slots.size", live);
+    }
+    (void)input_done;
+    IteratorStateWriter input = w->Child("input");
+    return input_->Save(&input);
+  }
+
+  static void WriteSlot(IteratorStateWriter* w, const std::string& key, const Slot& slot) {
+    WriteStatus(w, key + ".status", slot.status);
+    if (slot.status.ok()) w->WriteElement(key, slot.element);
+    w->WriteBool(key + ".has_origin", slot.origin && slot.origin->file);
+    if (slot.origin && slot.origin->file) {
+      w->WriteBytes(key + ".origin_file", *slot.origin->file);
+      w->WriteInt(key + ".origin_record", slot.origin->record);
+    }
+  }
+  static Status ReadSlot(const IteratorStateReader& r, const std::string& key, Slot* slot) {
+    slot->done = true;
+    SLUICE_RETURN_IF_ERROR(ReadStatus(r, key + ".status", &slot->status));
+    if (slot->status.ok()) SLUICE_RETURN_IF_ERROR(r.ReadElement(key, &slot->element));
+    bool has_origin = false;
+    SLUICE_RETURN_IF_ERROR(r.ReadBool(key + ".has_origin", &has_origin));
+    if (!has_origin) return Status();
+    std::string file;
+    ElementOrigin origin;
+    SLUICE_RETURN_IF_ERROR(r.ReadBytes(key + ".origin_file", &file));
+    SLUICE_RETURN_IF_ERROR(r.ReadInt(key + ".origin_record", &origin.record));
+    origin.file = std::make_shared<const std::string>(std::move(file));
+    slot->origin = std::move(origin);
+    return Status();
+  }
 
   // Options are final by now (the root has started): AUTOTUNE starts
   // Model::max_parallelism() threads, of which parallelism_ work at once.
@@ -226,6 +368,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     space_cv_.SignalAll();
     park_cv_.SignalAll();
     account_.Cancel();
+    idle_cv_.SignalAll();
   }
 
   void SetParallelismLocked(int64_t p) SLUICE_REQUIRES(mu_) {
@@ -267,7 +410,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
       bool end = false;
       {
         MutexLock lock(&mu_);
-        while (!cancelled_ && !input_done_ && index >= parallelism_) park_cv_.Wait(&mu_);
+        while (!cancelled_ && !input_done_ && (paused_ || index >= parallelism_)) park_cv_.Wait(&mu_);
         if (cancelled_ || input_done_) return;
       }
       {
@@ -275,12 +418,15 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
         const size_t want = ChunkSize();
         {
           MutexLock lock(&mu_);
-          while (!cancelled_ && !input_done_ && slots_.size() >= want * 2 * static_cast<size_t>(parallelism_)) {
+          while (!cancelled_ && !input_done_ && !paused_ &&
+                 slots_.size() >= want * 2 * static_cast<size_t>(parallelism_)) {
             ++workers_waiting_;
             space_cv_.Wait(&mu_);
             --workers_waiting_;
           }
           if (cancelled_ || input_done_) return;
+          if (paused_) continue;  // a Save: park, releasing input_mu_
+          ++active_;
           first_index = next_index_;
           for (size_t j = 0; j < want; ++j) {
             chunk.push_back(std::make_shared<Slot>());
@@ -299,7 +445,9 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
           Status s = input_->GetNext(&elements[got], &end);
           if (!s.ok()) chunk[got]->status = s;
           if (end) break;
-          if (const ElementOrigin* o = input_->origin(); s.ok() && o != nullptr) chunk[got]->origin = *o;
+          if (const ElementOrigin* o = input_->origin(); s.ok() && o != nullptr) {
+            chunk[got]->origin = ElementOrigin{o->file, o->record, o->offset, nullptr};  // mapped: not the record
+          }
         }
         Node::Add(node_->wait_ns, NowNanos() - input_start);
         MutexLock lock(&mu_);
@@ -357,6 +505,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
         chunk[j]->done = true;
         if (j < n && chunk[j]->status.ok()) chunk[j]->element = std::move(elements[j]);
       }
+      if (--active_ == 0 && paused_) idle_cv_.SignalAll();
       if (consumer_waiting_) ready_cv_.Signal();
       if (end) return;
     }
@@ -386,7 +535,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
 
   // Constant after construction.
   const bool autotune_;
-  const uint64_t epoch_;
+  uint64_t epoch_;                      // Restore sets it before the workers start
   const std::shared_ptr<Model> model_;  // may be null
 
   Mutex input_mu_ SLUICE_ACQUIRED_BEFORE(mu_);
@@ -414,6 +563,9 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
   bool cancelled_ SLUICE_GUARDED_BY(mu_) = false;
   bool consumer_waiting_ SLUICE_GUARDED_BY(mu_) = false;
   int workers_waiting_ SLUICE_GUARDED_BY(mu_) = 0;
+  bool paused_ SLUICE_GUARDED_BY(mu_) = false;  // a Save is waiting or saving: no new chunks
+  int64_t active_ SLUICE_GUARDED_BY(mu_) = 0;   // chunks reserved and not yet published
+  CondVar idle_cv_;                             // active_ fell to 0 during a Save, or cancelled
   std::atomic<int64_t> call_ns_{0};  // average time of one call (EWMA)
   std::atomic<int64_t> element_bytes_{0};  // bytes of the last chunk's elements, on average
 
@@ -443,21 +595,33 @@ class FilterDataset : public DatasetBase {
   class Iterator : public DatasetIterator<FilterDataset> {
    public:
     Iterator(const FilterDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Filter")) {}
+    // A sampled call times the predicate of every element it drops as its own work.
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       while (true) {
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
         if (*end_of_sequence) return Status();
         Result<bool> keep = dataset_->predicate_(*out);
         if (!keep.ok()) return WithOrigin(keep.status(), input_->origin());
-        if (*keep) return Status();
+        if (*keep) return timer.Finish(Status(), *out, false);
       }
+    }
+
+    Status Save(IteratorStateWriter* w) override {
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
     const ElementOrigin* origin() const override { return input_->origin(); }
 
    private:
     std::unique_ptr<IteratorBase> input_;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;
@@ -465,6 +629,12 @@ class FilterDataset : public DatasetBase {
 };
 
 }  // namespace
+
+std::optional<ParallelMapParts> AsParallelMap(const DatasetPtr& ds) {
+  const auto* map = dynamic_cast<const MapDataset*>(ds.get());
+  if (map == nullptr || !map->parts().options.num_parallel_calls) return std::nullopt;
+  return map->parts();
+}
 
 Result<DatasetPtr> Map(DatasetPtr input, MapFn fn, ElementSpec out_spec, MapOptions options) {
   if (!fn) return InvalidArgument("map: the function is empty");

@@ -1,8 +1,10 @@
 #include "sluice/data/map_ops.h"
 
+#include <cstring>
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/map_and_batch.h"
 #include "sluice/pipeline/element_ops.h"
 #include "sluice/pipeline/producer_ops.h"
 
@@ -14,7 +16,31 @@ Status CheckComponent(const ElementSpec& input, size_t component, std::string_vi
   return train::CheckStringScalar(train::ElementSignature{input.dtypes, input.shapes, {}}, component, op);
 }
 
+uint64_t CropSeed(uint64_t seed, ElementIndex at) {
+  return train::SeedStream::SeedFor(train::SeedStream::SeedFor(seed, at.epoch), at.index);
+}
+
 }  // namespace
+
+Result<Element> RandomResizedCropFn::operator()(Element e, ElementIndex at) const {
+  SLUICE_RETURN_IF_ERROR(train::RandomResizedCropElement(&e, component, options, shape, CropSeed(seed, at)));
+  return e;
+}
+
+Status RandomResizedCropFn::Into(Element e, ElementIndex at, const std::vector<Tensor>& row) const {
+  if (e.size() != row.size()) return InvalidArgument("elements of a batch have different numbers of components");
+  for (size_t c = 0; c < e.size(); ++c) {
+    if (c == component) continue;
+    if (e[c].dtype() != row[c].dtype() || e[c].dtype() == DType::kString || e[c].shape() != row[c].shape()) {
+      return InvalidArgument("Cannot add tensor to the batch: number of elements does not match. Shapes are: "
+                             "[tensor]: " + e[c].shape().DebugString() + ", [batch]: " + row[c].shape().DebugString());
+    }
+    std::memcpy(row[c].raw_data(), e[c].raw_data(), e[c].TotalBytes());
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::string_view contents,
+                          train::StringScalarOf(e, component, "map_random_resized_crop"));
+  return image::DecodeRandomResizedCropInto(contents, options, CropSeed(seed, at), row[component]);
+}
 
 Result<NativeMap> ParseExampleMap(const ElementSpec& input, ops::ExampleParser parser, size_t value_index) {
   SLUICE_RETURN_IF_ERROR(CheckComponent(input, value_index, "parse_example"));
@@ -52,11 +78,7 @@ Result<NativeMap> RandomResizedCropMap(const ElementSpec& input, size_t componen
   out.spec = input;
   out.spec.dtypes[component] = DType::kFloat32;
   out.spec.shapes[component] = PartialShape(shape);
-  out.fn = [component, options, shape, seed](Element e, ElementIndex at) -> Result<Element> {
-    const uint64_t s = train::SeedStream::SeedFor(train::SeedStream::SeedFor(seed, at.epoch), at.index);
-    SLUICE_RETURN_IF_ERROR(train::RandomResizedCropElement(&e, component, options, shape, s));
-    return e;
-  };
+  out.fn = RandomResizedCropFn{component, options, shape, seed};
   return out;
 }
 

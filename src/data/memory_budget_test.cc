@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "data/data_test_util.h"
+#include "sluice/data/checkpoint.h"
 
 namespace sluice::data {
 namespace {
@@ -188,6 +189,32 @@ TEST(MemoryBudgetTest, AutotunePrefetchGrowsWithinTheBudget) {
       EXPECT_LE(st.buffer_size * (16 << 10), kBudget);
     }
   }
+}
+
+TEST(MemoryBudgetTest, RestoredBuffersAreChargedAndReleasedAsTheyEmpty) {
+  auto make = [] {
+    DatasetPtr ds = Must(Prefetch(Must(Shuffle(Vectors(32, 256), 16, 1, 2)), 4));
+    Options o;
+    o.ram_budget = 1 << 20;
+    return Must(WithOptions(ds, o));
+  };
+  std::string bytes;
+  {
+    auto it = make()->MakeIterator();
+    for (int i = 0; i < 5; ++i) {
+      Element e;
+      bool end = false;
+      ASSERT_TRUE(it->GetNext(&e, &end).ok());
+    }
+    Result<std::string> saved = SaveIterator(*it);
+    ASSERT_TRUE(saved.ok()) << saved.status();
+    bytes = std::move(*saved);
+  }
+  auto it = make()->MakeIterator();
+  ASSERT_TRUE(RestoreIterator(*it, bytes).ok());
+  EXPECT_GT(IteratorMemory(*it).bytes, 0);  // the restored shuffle buffer
+  Drain(it.get(), 256);
+  EXPECT_EQ(IteratorMemory(*it).bytes, 0);
 }
 
 }  // namespace

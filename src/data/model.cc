@@ -112,6 +112,7 @@ Options MergeOptions(const Options& base, const Options& over) {
   Over(o.autotune.ram_budget, over.autotune.ram_budget);
   Over(o.threading.private_threadpool_size, over.threading.private_threadpool_size);
   Over(o.threading.max_intra_op_parallelism, over.threading.max_intra_op_parallelism);
+  Over(o.optimization.map_and_batch_fusion, over.optimization.map_and_batch_fusion);
   Over(o.ram_budget, over.ram_budget);
   Over(o.error_policy, over.error_policy);
   return o;
@@ -150,6 +151,23 @@ void Model::MergeOptions(const Options& options) {
 Options Model::options() const {
   MutexLock lock(&mu_);
   return options_;
+}
+
+void Model::PushOuterOptions(const Options& options) {
+  MutexLock lock(&mu_);
+  outer_options_.push_back(options);
+}
+
+void Model::PopOuterOptions() {
+  MutexLock lock(&mu_);
+  outer_options_.pop_back();
+}
+
+Options Model::BuildOptions() const {
+  MutexLock lock(&mu_);
+  Options o = options_;
+  for (auto it = outer_options_.rbegin(); it != outer_options_.rend(); ++it) o = data::MergeOptions(o, *it);
+  return o;
 }
 
 bool Model::autotune_enabled() const {
@@ -344,8 +362,12 @@ class OptionsDataset : public DatasetBase {
   std::string DebugName() const override { return "Options"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
     // The input first: its options are merged first, and these win.
+    if (ctx.model) ctx.model->PushOuterOptions(options_);
     std::unique_ptr<IteratorBase> it = input_->MakeIteratorInternal(ctx);
-    if (ctx.model) ctx.model->MergeOptions(options_);
+    if (ctx.model) {
+      ctx.model->PopOuterOptions();
+      ctx.model->MergeOptions(options_);
+    }
     return it;
   }
 

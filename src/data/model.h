@@ -108,6 +108,12 @@ class Model {
   // inputs'. Ignored once the root has started (Start).
   void MergeOptions(const Options& options) SLUICE_EXCLUDES(mu_);
   Options options() const SLUICE_EXCLUDES(mu_);
+  // While a WithOptions stage makes its input: its options, which stages
+  // below that choose their form when made (MapAndBatch) read through
+  // BuildOptions: those merged so far with the pushed ones over them.
+  void PushOuterOptions(const Options& options) SLUICE_EXCLUDES(mu_);
+  void PopOuterOptions() SLUICE_EXCLUDES(mu_);
+  Options BuildOptions() const SLUICE_EXCLUDES(mu_);
   bool autotune_enabled() const SLUICE_EXCLUDES(mu_);
   // Options' budgets with TF's defaults: the number of cores; half of RAM.
   int64_t cpu_budget() const SLUICE_EXCLUDES(mu_);
@@ -163,6 +169,7 @@ class Model {
   mutable Mutex mu_;
   CondVar stop_cv_;
   Options options_ SLUICE_GUARDED_BY(mu_);
+  std::vector<Options> outer_options_ SLUICE_GUARDED_BY(mu_);  // outermost first
   bool started_ SLUICE_GUARDED_BY(mu_) = false;
   bool stopping_ SLUICE_GUARDED_BY(mu_) = false;
   bool has_autotune_ SLUICE_GUARDED_BY(mu_) = false;

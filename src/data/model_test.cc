@@ -58,6 +58,9 @@ TEST(StatsTest, CountsEqualTheElementsEachStageProduced) {
   DatasetPtr ds = Must(Map(RangeOf(100), Identity(), testing::Int64Scalar()));
   ds = Must(Map(ds, Identity(), testing::Int64Scalar(), MapOptions{.num_parallel_calls = 2}));
   ds = Must(Prefetch(Must(Batch(ds, 10)), 2));
+  Options unfused;  // the map and the batch as stages of their own
+  unfused.optimization.map_and_batch_fusion = false;
+  ds = Must(WithOptions(ds, unfused));
   auto it = ds->MakeIterator();
   int64_t n = 0;
   while (true) {

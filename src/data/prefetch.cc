@@ -2,11 +2,14 @@
 // errors) ready, in order. AUTOTUNE: the buffer starts at one element and
 // doubles when the consumer finds it empty after it had filled (TF's
 // PrefetchAutotuner), as long as the Model's RAM budget has room for the
-// new elements (at the average element size so far).
+// new elements (at the average element size so far). Save pauses the thread,
+// waits for the element it is fetching, and saves the buffer (elements and
+// errors, in order) with the input's position after it.
 #include <deque>
 #include <thread>
 #include <utility>
 
+#include "data/checkpoint_status.h"
 #include "data/dataset_util.h"
 #include "data/interruptible_wait.h"
 #include "data/memory_budget.h"
@@ -74,6 +77,67 @@ class PrefetchIterator : public IteratorBase {
     return Status();
   }
 
+  Status Save(IteratorStateWriter* w) override SLUICE_EXCLUDES(mu_) {
+    bool done = false;
+    {
+      MutexLock lock(&mu_);
+      paused_ = true;
+      Status s;
+      while (s.ok() && !cancelled_ && fetching_) s = InterruptibleWait(&idle_cv_, &mu_);  // Ctrl-C from Python
+      if (cancelled_) return errors::Cancelled("iterator was cancelled");
+      if (!s.ok()) {
+        paused_ = false;
+        space_cv_.SignalAll();
+        return s;
+      }
+      done = done_;
+      w->WriteBool("input_done", done_);
+      w->WriteInt("buffer.size", static_cast<int64_t>(buffer_.size()));
+      int64_t i = 0;
+      for (const Item& item : buffer_) {
+        const std::string key = "buffer." + std::to_string(i++);
+        WriteStatus(w, key + ".status", item.status);
+        if (item.status.ok()) w->WriteElement(key, item.element);
+      }
+    }
+    // The thread is parked (fetching_ is false): input_ is this thread's.
+    // The input is saved even once done: its passes decide the next epochs.
+    (void)done;
+    IteratorStateWriter input = w->Child("input");
+    Status s = input_->Save(&input);
+    MutexLock lock(&mu_);
+    paused_ = false;
+    space_cv_.SignalAll();
+    return s;
+  }
+
+  // REQUIRES: a fresh iterator (no GetNext yet).
+  Status Restore(IteratorStateReader* r) override SLUICE_EXCLUDES(mu_) {
+    if (thread_.joinable()) return Status(Code::kFailedPrecondition, "Prefetch: Restore after GetNext");
+    bool done = false;
+    int64_t n = 0;
+    SLUICE_RETURN_IF_ERROR(r->ReadBool("input_done", &done));
+    SLUICE_RETURN_IF_ERROR(r->ReadInt("buffer.size", &n));
+    std::deque<Item> buffer;
+    for (int64_t i = 0; i < n; ++i) {
+      const std::string key = "buffer." + std::to_string(i);
+      Item item;
+      SLUICE_RETURN_IF_ERROR(ReadStatus(*r, key + ".status", &item.status));
+      if (item.status.ok()) SLUICE_RETURN_IF_ERROR(r->ReadElement(key, &item.element));
+      item.bytes = item.status.ok() ? ElementBytes(item.element) : 0;
+      SLUICE_RETURN_IF_ERROR(account_.ChargeNoWait(item.bytes));  // released as handed out
+      buffer.push_back(std::move(item));
+    }
+    {
+      MutexLock lock(&mu_);
+      buffer_ = std::move(buffer);
+      buffered_.store(buffer_.size(), std::memory_order_relaxed);
+      done_ = done;
+    }
+    IteratorStateReader input = r->Child("input");
+    return input_->Restore(&input);
+  }
+
  private:
   struct Item {
     Status status;
@@ -102,14 +166,16 @@ class PrefetchIterator : public IteratorBase {
     ready_cv_.SignalAll();
     space_cv_.SignalAll();
     account_.Cancel();
+    idle_cv_.SignalAll();
   }
 
   void Run() SLUICE_EXCLUDES(mu_) {
     while (true) {
       {
         MutexLock lock(&mu_);
-        while (!cancelled_ && buffer_.size() >= capacity_) space_cv_.Wait(&mu_);
-        if (cancelled_) return;
+        while (!cancelled_ && !done_ && (paused_ || buffer_.size() >= capacity_)) space_cv_.Wait(&mu_);
+        if (cancelled_ || done_) return;  // done_: restored at the input's end
+        fetching_ = true;
       }
       Item item;
       bool end = false;
@@ -128,6 +194,8 @@ class PrefetchIterator : public IteratorBase {
         }
       }
       MutexLock lock(&mu_);
+      fetching_ = false;
+      if (paused_) idle_cv_.SignalAll();
       if (item.status.ok() && end) {
         done_ = true;
         ready_cv_.SignalAll();
@@ -154,7 +222,8 @@ class PrefetchIterator : public IteratorBase {
 
   Mutex mu_;
   CondVar ready_cv_;  // an item arrived, the input ended, or cancelled
-  CondVar space_cv_;  // an item was taken, or cancelled
+  CondVar space_cv_;  // an item was taken, a Save ended, or cancelled
+  CondVar idle_cv_;   // the thread stopped fetching during a Save, or cancelled
   std::deque<Item> buffer_ SLUICE_GUARDED_BY(mu_);
   size_t capacity_ SLUICE_GUARDED_BY(mu_);
   bool filled_ SLUICE_GUARDED_BY(mu_) = false;  // the buffer reached capacity_ since it last grew
@@ -163,6 +232,8 @@ class PrefetchIterator : public IteratorBase {
   int64_t reserved_bytes_ SLUICE_GUARDED_BY(mu_) = 0;  // from the model's RAM budget
   bool done_ SLUICE_GUARDED_BY(mu_) = false;
   bool cancelled_ SLUICE_GUARDED_BY(mu_) = false;
+  bool paused_ SLUICE_GUARDED_BY(mu_) = false;    // a Save is waiting or saving: fetch nothing
+  bool fetching_ SLUICE_GUARDED_BY(mu_) = false;  // the thread is in input_->GetNext
 
   std::thread thread_;  // consumer thread and destructor only
   CancelRegistration cancel_;

@@ -61,7 +61,18 @@ class QueueDataset : public DatasetBase {
       return Status();
     }
 
+    // Elements taken from a queue belong to its producers.
+    Status Save(IteratorStateWriter*) override { return CannotSave(); }
+    Status Restore(IteratorStateReader*) override { return CannotSave(); }
+
    private:
+    static Status CannotSave() {
+      return Status(Code::kUnimplemented,
+                    "FromQueue cannot be checkpointed: its elements are what other threads enqueued, and the queue "
+                    "is not part of the iterator. Checkpoint the pipeline that feeds the queue (its producers' "
+                    "input) instead.");
+    }
+
     const std::shared_ptr<CancellationManager> cancellation_;
     const bool probe_;
   };

@@ -1,11 +1,17 @@
 // TFRecordDataset, TextLineDataset, FixedLengthRecordDataset: the records of
 // a list of files, one file after the other; with num_parallel_reads, an
 // Interleave of one such dataset per file (TF's construction).
+//
+// Checkpoints save the file index and the byte offset of the next record
+// (uncompressed); restore opens the file and seeks there. A GZIP/ZLIB file
+// cannot seek, so its restore inflates the file again from the start up to
+// the offset (no record is parsed on the way).
 #include <utility>
 
 #include "data/dataset_util.h"
 #include "data/error_policy.h"
 #include "data/model.h"
+#include "data/record_source.h"
 #include "io/buffered_input.h"
 #include "sluice/data/datasets.h"
 #include "sluice/io/record_iterator.h"
@@ -13,7 +19,7 @@
 namespace sluice::data {
 namespace {
 
-enum class Format { kTFRecord, kTextLine, kFixedLength };
+using Format = RecordSource::Format;
 
 struct FileOptions {
   Format format;
@@ -27,12 +33,20 @@ class FileReader {
  public:
   virtual ~FileReader() = default;
   virtual Status GetNext(std::string_view* record, bool* end_of_sequence) = 0;
+  // Offset of the next record, and of the record GetNext returned last.
+  virtual uint64_t offset() const = 0;
+  virtual uint64_t last_offset() const = 0;
+  // Continues at `offset`, the start of the record after the first `records`.
+  virtual Status Seek(uint64_t offset, int64_t records) = 0;
 };
 
 class TFRecordFileReader : public FileReader {
  public:
   explicit TFRecordFileReader(std::unique_ptr<io::TFRecordIterator> it) : it_(std::move(it)) {}
   Status GetNext(std::string_view* record, bool* end) override { return it_->GetNext(record, end); }
+  uint64_t offset() const override { return it_->offset(); }
+  uint64_t last_offset() const override { return it_->reader()->last_record_offset(); }
+  Status Seek(uint64_t offset, int64_t records) override { return it_->Seek(offset, records); }
 
  private:
   std::unique_ptr<io::TFRecordIterator> it_;
@@ -41,10 +55,17 @@ class TFRecordFileReader : public FileReader {
 class LineFileReader : public FileReader {
  public:
   explicit LineFileReader(std::unique_ptr<io::LineIterator> it) : it_(std::move(it)) {}
-  Status GetNext(std::string_view* record, bool* end) override { return it_->GetNext(record, end); }
+  Status GetNext(std::string_view* record, bool* end) override {
+    last_offset_ = it_->offset();
+    return it_->GetNext(record, end);
+  }
+  uint64_t offset() const override { return it_->offset(); }
+  uint64_t last_offset() const override { return last_offset_; }
+  Status Seek(uint64_t offset, int64_t records) override { return it_->Seek(offset, records); }
 
  private:
   std::unique_ptr<io::LineIterator> it_;
+  uint64_t last_offset_ = 0;
 };
 
 class FixedLengthFileReader : public FileReader {
@@ -74,6 +95,18 @@ class FixedLengthFileReader : public FileReader {
     pending_ = true;
     ++index_;
     return Status();
+  }
+
+  uint64_t offset() const override {
+    if (!started_) return static_cast<uint64_t>(fixed_.header_bytes);
+    return input_->Tell() + (pending_ ? static_cast<uint64_t>(fixed_.record_bytes) : 0);
+  }
+  uint64_t last_offset() const override { return input_->Tell(); }
+  Status Seek(uint64_t offset, int64_t records) override {
+    started_ = true;
+    pending_ = false;
+    index_ = records;
+    return WithOrigin(input_->Seek(offset));
   }
 
  private:
@@ -164,7 +197,52 @@ class FilesDataset : public DatasetBase {
 
     const ElementOrigin* origin() const override { return origin_.file ? &origin_ : nullptr; }
 
+    // The file index, and in an open file the next record's offset and the
+    // number of records returned from it.
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("next_file", static_cast<int64_t>(next_file_));
+      w->WriteBool("in_file", reader_ != nullptr);
+      if (!reader_) return Status();
+      w->WriteInt("offset", static_cast<int64_t>(reader_->offset()));
+      w->WriteInt("record", origin_.record);
+      return Status();
+    }
+    Status Restore(IteratorStateReader* r) override {
+      int64_t next_file = 0, offset = 0, record = 0;
+      bool in_file = false;
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("next_file", &next_file));
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("in_file", &in_file));
+      const auto files = static_cast<int64_t>(dataset_->filenames_.size());
+      if (next_file < 0 || next_file > files || (in_file && next_file == 0)) {
+        return InvalidArgument(dataset_->DebugName() + " checkpoint is at file " + std::to_string(next_file) +
+                               " of a list of " + std::to_string(files));
+      }
+      reader_.reset();
+      origin_ = ElementOrigin();
+      next_file_ = static_cast<size_t>(next_file);
+      if (!in_file) return Status();
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("offset", &offset));
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("record", &record));
+      --next_file_;
+      SLUICE_RETURN_IF_ERROR(OpenNext());
+      origin_.record = record;
+      return reader_->Seek(static_cast<uint64_t>(offset), record + 1);
+    }
+
    private:
+    // Opens file next_file_ and moves past it.
+    Status OpenNext() {
+      const FilesDataset& d = *dataset_;
+      const std::string& path = d.filenames_[next_file_++];  // an error belongs to this file: the next call goes on
+      SLUICE_ASSIGN_OR_RETURN(reader_, OpenFile(path, d.options_));
+      RecordSource::Spec spec{d.options_.format, d.options_.compression, d.options_.fixed, path};
+      auto source = std::make_shared<const RecordSource>(std::move(spec));
+      origin_.file = std::shared_ptr<const std::string>(source, &source->path());
+      origin_.source = std::move(source);
+      origin_.record = -1;
+      return Status();
+    }
+
     Status Read(Element* out, bool* end_of_sequence) {
       const FilesDataset& d = *dataset_;
       while (true) {
@@ -173,15 +251,7 @@ class FilesDataset : public DatasetBase {
             *end_of_sequence = true;
             return Status();
           }
-          Result<std::unique_ptr<FileReader>> r = OpenFile(d.filenames_[next_file_], d.options_);
-          if (!r.ok()) {
-            ++next_file_;  // the error belongs to this file; the next call goes on with the next
-            return r.status();
-          }
-          reader_ = std::move(*r);
-          origin_.file = std::make_shared<const std::string>(d.filenames_[next_file_]);
-          origin_.record = -1;
-          ++next_file_;
+          SLUICE_RETURN_IF_ERROR(OpenNext());
         }
         std::string_view record;
         bool end = false;
@@ -197,6 +267,7 @@ class FilesDataset : public DatasetBase {
           *end_of_sequence = false;
           *out = Element{Tensor::String(record)};
           ++origin_.record;
+          origin_.offset = reader_->last_offset();
           Node::Bump(node_->elements, 1);
           Node::Bump(node_->bytes, static_cast<int64_t>(record.size()));
           return Status();

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::data {
@@ -51,10 +53,11 @@ class RebatchDataset : public DatasetBase {
   class Iterator : public DatasetIterator<RebatchDataset> {
    public:
     Iterator(const RebatchDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Rebatch")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       const int64_t want = dataset_->sizes_[next_size_];
-      while (!input_end_ && buffered_ - offset_ < want) SLUICE_RETURN_IF_ERROR(ReadBatch());
+      while (!input_end_ && buffered_ - offset_ < want) SLUICE_RETURN_IF_ERROR(timer.Inputs([&] { return ReadBatch(); }));
       const int64_t n = std::min(want, buffered_ - offset_);
       if (n == 0 || (n < want && dataset_->drop_remainder_)) {
         *end_of_sequence = true;
@@ -63,7 +66,45 @@ class RebatchDataset : public DatasetBase {
       SLUICE_RETURN_IF_ERROR(TakeRows(n, out));
       next_size_ = (next_size_ + 1) % dataset_->sizes_.size();
       *end_of_sequence = false;
-      return Status();
+      return timer.Finish(Status(), *out, false);
+    }
+
+    // The pending rows (the front batch from offset_ on, restored from row
+    // 0), the next size's index, and the input (also after its end: its
+    // passes number the next epoch's).
+    Status Save(IteratorStateWriter* w) override {
+      std::vector<Element> pending(pending_.begin(), pending_.end());
+      if (!pending.empty() && offset_ > 0) {
+        const int64_t rows = pending[0][0].shape().dim(0);
+        for (Tensor& t : pending[0]) t = t.Slice(offset_, rows);
+      }
+      w->WriteElements("pending", pending);
+      w->WriteInt("next_size", static_cast<int64_t>(next_size_));
+      w->WriteBool("input_end", input_end_);
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      int64_t next_size = 0;
+      pending_.clear();
+      SLUICE_RETURN_IF_ERROR(r->ReadElements("pending", &pending_));
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("next_size", &next_size));
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("input_end", &input_end_));
+      if (next_size < 0 || next_size >= static_cast<int64_t>(dataset_->sizes_.size())) {
+        return InvalidArgument("rebatch checkpoint: batch size index " + std::to_string(next_size) +
+                               " is out of range");
+      }
+      next_size_ = static_cast<size_t>(next_size);
+      offset_ = 0;
+      buffered_ = 0;
+      for (const Element& e : pending_) {
+        if (e.empty() || e[0].rank() < 1) {
+          return InvalidArgument("rebatch checkpoint: a pending element is not a batch");
+        }
+        buffered_ += e[0].shape().dim(0);
+      }
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:
@@ -122,6 +163,7 @@ class RebatchDataset : public DatasetBase {
     int64_t offset_ = 0;
     size_t next_size_ = 0;
     bool input_end_ = false;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;

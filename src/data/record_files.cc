@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/record_source.h"
 #include "sluice/data/datasets.h"
 #include "sluice/data/index_permutation.h"
 #include "sluice/io/crc32c.h"
@@ -178,18 +179,70 @@ class RecordFilesDataset : public DatasetBase {
       }
       Slot& slot = slots_[next_slot_++];
       ++position_;
+      last_ = nullptr;
       if (!slot.status.ok()) return slot.status;
       *out = std::move(slot.element);
       *end_of_sequence = false;
+      last_ = &slot;
       return Status();
     }
 
+    // Made when asked (a map, a shuffle buffer): the record's file, index
+    // and offset, re-readable.
+    const ElementOrigin* origin() const override {
+      if (last_ == nullptr) return nullptr;
+      if (sources_.empty()) {
+        for (const std::string& path : dataset_->files_) {
+          sources_.push_back(std::make_shared<const RecordSource>(
+              RecordSource::Spec{RecordSource::Format::kTFRecord, io::CompressionType::kNone, {}, path}));
+        }
+      }
+      const std::shared_ptr<const RecordSource>& source = sources_[last_->file];
+      if (origin_.source != source) {
+        origin_.source = source;
+        origin_.file = std::shared_ptr<const std::string>(source, &source->path());
+      }
+      origin_.record = last_->record;
+      origin_.offset = last_->offset;
+      return &origin_;
+    }
+
     GlobalShufflePosition position() const override { return {seed_, epoch_, position_}; }
+
+    // (epoch, position): the batch read ahead is read again on restore.
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("epoch", static_cast<int64_t>(epoch_));
+      w->WriteInt("position", position_);
+      return Status();
+    }
+    Status Restore(IteratorStateReader* r) override {
+      int64_t epoch = 0, position = 0;
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("epoch", &epoch));
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("position", &position));
+      if (epoch < 0 || position < 0 || position > dataset_->cardinality()) {
+        return InvalidArgument(dataset_->DebugName() + " checkpoint is at position " + std::to_string(position) +
+                               " of " + std::to_string(dataset_->cardinality()) + " records");
+      }
+      const RecordFilesOptions& o = dataset_->options_;
+      if (o.shuffle && o.shuffle->reshuffle_each_iteration) {
+        epoch_ = static_cast<uint64_t>(epoch);
+        RestorePass(dataset_->epochs_, epoch_);
+        permutation_.emplace(static_cast<uint64_t>(dataset_->cardinality()), seed_, epoch_);
+      }
+      position_ = position;
+      slots_.clear();
+      next_slot_ = 0;
+      last_ = nullptr;
+      return Status();
+    }
 
    private:
     struct Slot {
       Status status;
       Element element;
+      size_t file = 0;  // where the record is
+      int64_t record = 0;
+      uint64_t offset = 0;
     };
     // One record to read: where it is and which slot it fills.
     struct Want {
@@ -242,6 +295,7 @@ class RecordFilesDataset : public DatasetBase {
       slots_.clear();
       slots_.resize(wants.size());
       next_slot_ = 0;
+      for (const Want& w : wants) slots_[w.slot] = Slot{Status(), Element(), w.file, w.record, w.offset};
       std::sort(wants.begin(), wants.end(),
                 [](const Want& a, const Want& b) { return a.file != b.file ? a.file < b.file : a.offset < b.offset; });
       for (size_t i = 0; i < wants.size();) {
@@ -336,7 +390,7 @@ class RecordFilesDataset : public DatasetBase {
     // Constant after construction.
     const std::shared_ptr<const RecordFilesDataset> dataset_;
     const uint64_t seed_;
-    const uint64_t epoch_;
+    uint64_t epoch_;  // and permutation_: set again by Restore
     std::optional<IndexPermutation> permutation_;
 
     std::vector<std::unique_ptr<io::RandomAccessFile>> files_;  // opened on first use
@@ -344,6 +398,9 @@ class RecordFilesDataset : public DatasetBase {
     size_t next_slot_ = 0;
     int64_t position_ = 0;  // positions handed out this epoch
     std::string buffer_;
+    const Slot* last_ = nullptr;  // of the element GetNext returned last (for origin())
+    mutable std::vector<std::shared_ptr<const RecordSource>> sources_;  // per file, made on first use
+    mutable ElementOrigin origin_;
   };
 
   int64_t read_ahead_records() const {

@@ -2,6 +2,8 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::data {
@@ -24,10 +26,14 @@ class ScanDataset : public DatasetBase {
   class Iterator : public DatasetIterator<ScanDataset> {
    public:
     Iterator(const ScanDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), state_(d->initial_state_) {}
+        : DatasetIterator(d),
+          input_(d->input_->MakeIteratorInternal(ctx)),
+          state_(d->initial_state_),
+          node_(NewNode(ctx, "Scan")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       Element e;
-      SLUICE_RETURN_IF_ERROR(input_->GetNext(&e, end_of_sequence));
+      SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), &e, end_of_sequence));
       if (*end_of_sequence) return Status();
       Result<std::pair<Element, Element>> r = dataset_->fn_(state_, std::move(e));
       if (!r.ok()) {
@@ -40,7 +46,19 @@ class ScanDataset : public DatasetBase {
       SLUICE_RETURN_IF_ERROR(CheckState(r->first));
       state_ = std::move(r->first);
       *out = std::move(r->second);
-      return Status();
+      return timer.Finish(Status(), *out, false);
+    }
+
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteElement("state", state_);
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      SLUICE_RETURN_IF_ERROR(r->ReadElement("state", &state_));
+      SLUICE_RETURN_IF_ERROR(CheckState(state_));
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:
@@ -60,6 +78,7 @@ class ScanDataset : public DatasetBase {
 
     std::unique_ptr<IteratorBase> input_;
     Element state_;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;

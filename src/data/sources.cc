@@ -54,6 +54,11 @@ class RangeDataset : public DatasetBase {
       next_ += d.step_;
       return Status();
     }
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("next", next_);
+      return Status();
+    }
+    Status Restore(IteratorStateReader* r) override { return r->ReadInt("next", &next_); }
 
    private:
     int64_t next_;
@@ -94,6 +99,11 @@ class TensorsDataset : public DatasetBase {
       ++i_;
       return Status();
     }
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("i", i_);
+      return Status();
+    }
+    Status Restore(IteratorStateReader* r) override { return r->ReadInt("i", &i_); }
 
    private:
     int64_t i_ = 0;

@@ -188,6 +188,20 @@ class SparseSlicesDataset : public DatasetBase {
       if (!*end_of_sequence) *out = dataset_->slices_[next_++];
       return Status();
     }
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("i", static_cast<int64_t>(next_));
+      return Status();
+    }
+    Status Restore(IteratorStateReader* r) override {
+      int64_t i = 0;
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("i", &i));
+      if (i < 0 || i > static_cast<int64_t>(dataset_->slices_.size())) {
+        return InvalidArgument("TensorSliceDataset checkpoint is at slice " + std::to_string(i) + " of " +
+                               std::to_string(dataset_->slices_.size()));
+      }
+      next_ = static_cast<size_t>(i);
+      return Status();
+    }
 
    private:
     size_t next_ = 0;
@@ -220,12 +234,12 @@ class SparseBatchDataset : public DatasetBase {
         : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
       std::vector<Element> batch;
-      while (input_ && static_cast<int64_t>(batch.size()) < dataset_->batch_size_) {
+      while (!input_end_ && static_cast<int64_t>(batch.size()) < dataset_->batch_size_) {
         Element e;
         bool end = false;
         SLUICE_RETURN_IF_ERROR(input_->GetNext(&e, &end));
         if (end) {
-          input_.reset();
+          input_end_ = true;
           break;
         }
         batch.push_back(std::move(e));
@@ -239,8 +253,22 @@ class SparseBatchDataset : public DatasetBase {
       return Status();
     }
 
+    // A batch is read whole within GetNext. The input is saved also after
+    // its end (its passes number the next epoch's).
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteBool("input_end", input_end_);
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("input_end", &input_end_));
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
+    }
+
    private:
     std::unique_ptr<IteratorBase> input_;
+    bool input_end_ = false;
   };
 
   const DatasetPtr input_;
@@ -283,6 +311,21 @@ class SparseUnbatchDataset : public DatasetBase {
       *out = std::move(rows_[next_++]);
       *end_of_sequence = false;
       return Status();
+    }
+
+    // The rows of the current input element not yet returned, then the input.
+    Status Save(IteratorStateWriter* w) override {
+      const size_t from = std::min(next_, rows_.size());
+      w->WriteElements("rows", std::vector<Element>(rows_.begin() + static_cast<std::ptrdiff_t>(from), rows_.end()));
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      rows_.clear();
+      next_ = 0;
+      SLUICE_RETURN_IF_ERROR(r->ReadElements("rows", &rows_));
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:

@@ -2,6 +2,8 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::data {
@@ -21,25 +23,41 @@ class TakeWhileDataset : public DatasetBase {
   class Iterator : public DatasetIterator<TakeWhileDataset> {
    public:
     Iterator(const TakeWhileDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "TakeWhile")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
-      if (!input_) {
+      StageTimer timer(*node_);
+      if (ended_) {
         *end_of_sequence = true;
         return Status();
       }
-      SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+      SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
       if (*end_of_sequence) return Status();
       Result<bool> keep = dataset_->predicate_(*out);
       if (!keep.ok()) return keep.status();
       if (!*keep) {
-        input_.reset();  // nothing more is read from the input
+        ended_ = true;  // nothing more is read from the input
         *end_of_sequence = true;
       }
-      return Status();
+      return timer.Finish(Status(), *out, *end_of_sequence);
+    }
+
+    // The input is saved also after the end (its passes number the next
+    // epoch's).
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteBool("ended", ended_);
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("ended", &ended_));
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:
     std::unique_ptr<IteratorBase> input_;
+    bool ended_ = false;  // the predicate has rejected an element
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;

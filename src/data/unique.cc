@@ -1,10 +1,13 @@
 // Unique: each distinct int32, int64 or string value once.
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::data {
@@ -46,20 +49,56 @@ class UniqueDataset : public DatasetBase {
   class Iterator : public DatasetIterator<UniqueDataset> {
    public:
     Iterator(const UniqueDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Unique")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       while (true) {
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(out, end_of_sequence));
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
         if (*end_of_sequence) return Status();
         if (out->size() != 1) return InvalidArgument("UniqueDataset only supports inputs with a single component.");
         SLUICE_RETURN_IF_ERROR(CheckDType((*out)[0].dtype()));
-        if (seen_.insert(ValueKey((*out)[0])).second) return Status();
+        if (seen_.insert(ValueKey((*out)[0])).second) return timer.Finish(Status(), *out, false);
       }
+    }
+
+    // The seen set as one entry: each value's key, length-prefixed (u64).
+    Status Save(IteratorStateWriter* w) override {
+      std::string seen;
+      for (const std::string& key : seen_) {
+        const uint64_t n = key.size();
+        seen.append(reinterpret_cast<const char*>(&n), sizeof(n));
+        seen += key;
+      }
+      w->WriteInt("seen.size", static_cast<int64_t>(seen_.size()));
+      w->WriteBytes("seen", seen);
+      IteratorStateWriter input = w->Child("input");
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      int64_t count = 0;
+      std::string seen;
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("seen.size", &count));
+      SLUICE_RETURN_IF_ERROR(r->ReadBytes("seen", &seen));
+      seen_.clear();
+      std::string_view in = seen;
+      for (int64_t i = 0; i < count; ++i) {
+        uint64_t n = 0;
+        if (in.size() < sizeof(n)) return InvalidArgument("unique checkpoint: the seen set is truncated");
+        std::memcpy(&n, in.data(), sizeof(n));
+        in.remove_prefix(sizeof(n));
+        if (in.size() < n) return InvalidArgument("unique checkpoint: the seen set is truncated");
+        seen_.emplace(in.substr(0, n));
+        in.remove_prefix(n);
+      }
+      if (!in.empty()) return InvalidArgument("unique checkpoint: the seen set has trailing bytes");
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:
     std::unique_ptr<IteratorBase> input_;
     std::unordered_set<std::string> seen_;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/model.h"
+#include "data/stage_timer.h"
 #include "sluice/data/datasets.h"
 
 namespace sluice::data {
@@ -27,6 +29,17 @@ class ElementsDataset : public DatasetBase {
       const std::vector<Element>& elements = *dataset_->elements_;
       *end_of_sequence = next_ >= elements.size();
       if (!*end_of_sequence) *out = elements[next_++];
+      return Status();
+    }
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteInt("next", static_cast<int64_t>(next_));
+      return Status();
+    }
+    Status Restore(IteratorStateReader* r) override {
+      int64_t next = 0;
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("next", &next));
+      if (next < 0) return InvalidArgument("elements checkpoint: negative position");
+      next_ = static_cast<size_t>(next);
       return Status();
     }
 
@@ -65,13 +78,14 @@ class WindowDataset : public DatasetBase {
   class Iterator : public DatasetIterator<WindowDataset> {
    public:
     Iterator(const WindowDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)) {}
+        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Window")) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
+      StageTimer timer(*node_);
       const int64_t span = (dataset_->size_ - 1) * dataset_->stride_ + 1;
-      SLUICE_RETURN_IF_ERROR(SkipToStart());
+      SLUICE_RETURN_IF_ERROR(timer.Inputs([&] { return SkipToStart(); }));
       while (!input_end_ && static_cast<int64_t>(buffer_.size()) < span) {
         Element e;
-        SLUICE_RETURN_IF_ERROR(input_->GetNext(&e, &input_end_));
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), &e, &input_end_));
         if (!input_end_) buffer_.push_back(std::move(e));
       }
       const bool full = static_cast<int64_t>(buffer_.size()) >= span;
@@ -85,7 +99,23 @@ class WindowDataset : public DatasetBase {
       }
       to_skip_ = dataset_->shift_;
       *end_of_sequence = false;
-      return Status();
+      return timer.Finish(Status(), *out, false);
+    }
+
+    Status Save(IteratorStateWriter* w) override {
+      w->WriteElements("buffer", buffer_);
+      w->WriteInt("to_skip", to_skip_);
+      w->WriteBool("input_end", input_end_);
+      IteratorStateWriter input = w->Child("input");  // also after its end: its passes
+      return input_->Save(&input);
+    }
+    Status Restore(IteratorStateReader* r) override {
+      buffer_.clear();
+      SLUICE_RETURN_IF_ERROR(r->ReadElements("buffer", &buffer_));
+      SLUICE_RETURN_IF_ERROR(r->ReadInt("to_skip", &to_skip_));
+      SLUICE_RETURN_IF_ERROR(r->ReadBool("input_end", &input_end_));
+      IteratorStateReader input = r->Child("input");
+      return input_->Restore(&input);
     }
 
    private:
@@ -107,6 +137,7 @@ class WindowDataset : public DatasetBase {
     std::deque<Element> buffer_;
     int64_t to_skip_ = 0;
     bool input_end_ = false;
+    const std::shared_ptr<Node> node_;
   };
 
   const DatasetPtr input_;

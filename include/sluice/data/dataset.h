@@ -86,27 +86,39 @@ struct IteratorContext {
   std::shared_ptr<Model> model = nullptr;
 };
 
+class RecordSource;
+
 // Where an element came from: the file a reader read it from and its record
 // index in that file (0-based; a line for TextLineDataset). A value type,
 // cheap to copy (the name is shared).
 //
 // Errors carry it: a reader's own errors name the file and record; an
 // iterator knows the origin of the element it returned last
-// (IteratorBase::origin()), and Map and Filter pass their input's on, so a
+// (IteratorBase::origin()), and Map, Filter, Repeat, Take, Skip and a
+// sequential Interleave (a reader over file names) pass it on, so a
 // map or filter function that fails on an element read from a file fails
 // with " (file \"<name>\", record <n>)" appended to its message and the
 // "file" and "record" payloads, as a reader's error has them. Other
-// transformations (batch, shuffle, interleave, prefetch, ...) do not pass
+// transformations (batch, shuffle, parallel interleave, prefetch, ...) do not pass
 // an origin on: after them a failure names the element's position only.
 struct ElementOrigin {
   std::shared_ptr<const std::string> file;
   int64_t record = 0;
+  // Checkpoints: the record's first byte (uncompressed), and a handle that
+  // can read it again (src/data/record_source.h). Readers set `source` only
+  // on an element that is exactly the record they read; a transformation
+  // that changes elements (Map) passes its input's origin on without it.
+  uint64_t offset = 0;
+  std::shared_ptr<const RecordSource> source;
 
   // file "<name>", record <n>
   std::string DebugString() const {
     return "file \"" + (file ? *file : std::string()) + "\", record " + std::to_string(record);
   }
 };
+
+class IteratorStateWriter;
+class IteratorStateReader;
 
 class IteratorBase {
  public:
@@ -134,6 +146,15 @@ class IteratorBase {
   // The tree's model: set on the root iterator that MakeIterator returns,
   // null on inner ones.
   virtual std::shared_ptr<Model> model() const { return nullptr; }
+
+  // Checkpoints (sluice/data/checkpoint.h). Save writes this iterator's
+  // position, and its inputs' under w->Child("input") (or another child
+  // name), so that Restore on a fresh iterator of the same dataset, before
+  // its first GetNext, continues with exactly the elements this one would
+  // have returned next. An iterator with worker threads waits for the work
+  // in flight and saves its results. Default: Unimplemented.
+  [[nodiscard]] virtual Status Save(IteratorStateWriter* w);
+  [[nodiscard]] virtual Status Restore(IteratorStateReader* r);
 };
 
 class DatasetBase : public std::enable_shared_from_this<DatasetBase> {

@@ -534,11 +534,17 @@ struct ThreadingOptions {
   std::optional<int64_t> private_threadpool_size;   // accepted; stages keep their own threads
   std::optional<int64_t> max_intra_op_parallelism;  // accepted
 };
+struct OptimizationOptions {
+  // A parallel map followed by batch runs as one MapAndBatch stage
+  // (nullopt: true, as TF's default).
+  std::optional<bool> map_and_batch_fusion;
+};
 struct Options {
   // Where an op's own `deterministic` is unset (nullopt: true).
   std::optional<bool> deterministic = std::nullopt;
   AutotuneOptions autotune;
   ThreadingOptions threading;
+  OptimizationOptions optimization;
   // sluice's own: the hard byte budget of the tree's buffers (see "Memory
   // budget" below; nullopt or 0: none), which AUTOTUNE also plans within
   // where autotune.ram_budget is unset; and the error policy of every
@@ -575,6 +581,23 @@ struct StageStats {
 std::vector<StageStats> IteratorStats(const IteratorBase& root);
 // The options in effect for the tree of `root` (merged; defaults if none).
 Options IteratorOptions(const IteratorBase& root);
+
+// ---- Map and batch in one stage (map_and_batch.cc) --------------------------------
+
+// tf.data's map_and_batch: MapWithIndex(input, fn, out_spec, options) then
+// Batch(batch_size, drop_remainder), as one stage whose workers write each
+// mapped element straight into its row of the batch (the consumer is woken
+// once per batch). Batch() itself makes this stage from any Map with
+// num_parallel_calls whose output dtypes are known and numeric, unless
+// Options' optimization.map_and_batch_fusion is false (TF's
+// map_and_batch_fusion). Same elements, order and errors as map then batch,
+// except that a failed element fails its whole batch and the next batch
+// starts where that one would have ended (as TF's fused op does); a row whose
+// shape differs from the batch's first fails the batch with TF's "Cannot add
+// tensor to the batch" message. Ordered whatever options.deterministic says.
+// Unset num_parallel_calls: 1. Errors: as MapWithIndex and Batch.
+Result<DatasetPtr> MapAndBatch(DatasetPtr input, IndexedMapFn fn, ElementSpec out_spec, int64_t batch_size,
+                               bool drop_remainder = false, MapOptions options = {});
 
 // ---- Memory budget and error reports (memory_budget.cc, error_policy.cc) -----------
 
