@@ -39,6 +39,10 @@
 #                          and CIFAR-10 distorted_inputs native vs op by op vs
 #                          TF 1 ("ratio compat_v1 cifar10 pipeline vs tf1: x");
 #                          last line "ratio compat_v1 image pipeline vs eager: x".
+#   bench/run.sh dist      multi-rank input under mpirun (bench/dist_suite.sh):
+#                          MpiCommunicator's 1 MiB ping-pong vs Open MPI's own,
+#                          1 trainer fed by 1-3 preprocessing ranks vs one
+#                          process, epoch-boundary time; "ratio ..." lines.
 #
 # Environment:
 #   REPS=3          repetitions of each C++ benchmark and Python measurement
@@ -69,7 +73,8 @@ case "$suite" in
   train) exec bash bench/train_suite.sh ;;  # its own build folder (TRAIN_BUILD_DIR)
   data) exec bash bench/data_suite.sh ;;    # its own build folder (DATA_BUILD_DIR)
   compat) ;;
-  *) echo "usage: bench/run.sh queue|records|image|train|data|compat" >&2; exit 2 ;;
+  dist) exec bash bench/dist_suite.sh ;;    # its own build folder (DIST_BUILD_DIR)
+  *) echo "usage: bench/run.sh queue|records|image|train|data|compat|dist" >&2; exit 2 ;;
 esac
 
 REPS="${REPS:-3}"

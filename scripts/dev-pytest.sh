@@ -16,10 +16,15 @@ if [ ! -f "$build/build.ninja" ]; then
     -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_EXAMPLES=OFF -DPython_EXECUTABLE="$py" >/dev/null
 fi
 cmake --build "$build" -j "${SLUICE_JOBS:-2}" --target _core
+# sluice._mpi exists where CMake found MPI.
+if grep -q "^build python/_mpi" "$build/build.ninja" 2>/dev/null; then
+  cmake --build "$build" -j "${SLUICE_JOBS:-2}" --target _mpi
+fi
 stage="$build/pystage"
 rm -rf "$stage/sluice"
 mkdir -p "$stage"
 cp -r python/sluice "$stage/sluice"
 cp "$build"/python/_core*.so "$stage/sluice/"
+cp "$build"/python/_mpi*.so "$stage/sluice/" 2>/dev/null || true
 ((${#@})) || set -- python/src tests -q
 SLUICE_DEV_STAGE="$PWD/$stage" PYTHONPATH="$PWD/$stage" exec "$py" -m pytest "$@"

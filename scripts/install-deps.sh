@@ -24,6 +24,9 @@ APT_PACKAGES=(
   # benchmark peers, readers, image ops
   libtbb-dev libconcurrentqueue-dev
   zlib1g-dev libjpeg62-turbo-dev libpng-dev
+  # multi-rank input (src/distribute's sluice_mpi and its mpirun tests):
+  # Open MPI only, as a second MPI would make mpicc/mpirun alternatives links
+  openmpi-bin libopenmpi-dev
   # the test that renders `sluice doctor`'s HTML report (headless)
   chromium
 )

@@ -25,6 +25,7 @@ from sluice import io
 from sluice import image
 from sluice import python_io
 from sluice import data
+from sluice import distribute
 from sluice.sparse_tensor import *  # noqa: F401,F403  SparseTensor, RaggedTensor
 
 # TF 1's top-level names (tf.compat.v1.FIFOQueue, tf.compat.v1.TFRecordReader,

@@ -373,6 +373,7 @@ void BindData(nb::module_& m) {
   BindDataAutotune(d);
   BindDataCheckpoint(d);
   BindDataNativeOps(d);
+  BindDataDistribute(d);
   BindDataBudget(d);
 }
 

@@ -134,6 +134,8 @@ void BindDataFrameworks(nb::module_& d);
 void BindDataGlobalShuffle(nb::module_& d);
 // Iterator checkpoints: save_iterator / restore_iterator (bind_data_checkpoint.cc).
 void BindDataCheckpoint(nb::module_& d);
+// sluice.distribute's contexts, sharded datasets (bind_data_distribute.cc).
+void BindDataDistribute(nb::module_& d);
 
 }  // namespace sluice::python
 

@@ -1,0 +1,162 @@
+// _core.data's multi-rank input (sluice/distribute/), for sluice/distribute.py.
+//
+//   DistContext                       an InputContext (and its communicator)
+//   dist_init(mpi_factory)            Init(); mpi_factory: None or the capsule of
+//                                     sluice._mpi (MakeMpiCommunicator)
+//   dist_thread_contexts(n)           n contexts joined in this process (tests)
+//   dist_sharded_record_files(...)    a Dataset handle (collective)
+//   ShardedIterator(ds)               one pass: next(), state(), count(), close()
+//   dist_barrier(ctx), dist_allreduce(ctx, value, op)
+//
+// No MPI here: the MPI communicator is made by the separate extension
+// sluice._mpi (built when MPI is found), whose factory function comes in
+// as a capsule, so _core never links an MPI library.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bind_data.h"
+#include "sluice/distribute/datasets.h"
+
+namespace sluice::python {
+namespace {
+
+namespace dist = sluice::distribute;
+
+// The capsule's name: sluice._mpi makes it around MakeMpiCommunicator.
+constexpr const char* kFactoryCapsule = "sluice.distribute.CommunicatorFactory";
+
+struct ShardedIteratorHandle {
+  std::unique_ptr<dist::ShardedIterator> it;
+};
+
+template <class T>
+T Must(Result<T> r) {
+  ThrowIfError(r.status());
+  return std::move(*r);
+}
+
+dist::ReduceOp ReduceOpOf(const std::string& name) {
+  if (name == "sum") return dist::ReduceOp::kSum;
+  if (name == "min") return dist::ReduceOp::kMin;
+  if (name == "max") return dist::ReduceOp::kMax;
+  throw nb::value_error(("op must be 'sum', 'min' or 'max', not '" + name + "'").c_str());
+}
+
+dist::Communicator& CommOf(const dist::InputContext& ctx) {
+  if (!ctx.communicator) throw nb::value_error("this context has no communicator (not launched by mpirun or srun)");
+  return *ctx.communicator;
+}
+
+}  // namespace
+
+void BindDataDistribute(nb::module_& d) {
+  nb::class_<dist::InputContext>(d, "DistContext")
+      .def_ro("num_input_pipelines", &dist::InputContext::num_input_pipelines)
+      .def_ro("input_pipeline_id", &dist::InputContext::input_pipeline_id)
+      .def_ro("local_rank", &dist::InputContext::local_rank)
+      .def_ro("role", &dist::InputContext::role)
+      .def_prop_ro("launcher", [](const dist::InputContext& c) { return std::string(dist::LauncherName(c.launcher)); })
+      .def_prop_ro("has_communicator", [](const dist::InputContext& c) { return c.communicator != nullptr; });
+
+  d.def("dist_init", [](nb::object factory) {
+    if (!factory.is_none()) {
+      void* p = PyCapsule_GetPointer(factory.ptr(), kFactoryCapsule);
+      if (p == nullptr) throw nb::python_error();
+      dist::SetMpiCommunicatorFactory(reinterpret_cast<dist::CommunicatorFactory>(p));
+    }
+    Result<dist::InputContext> ctx = [] {
+      GilRelease release;
+      return dist::Init();
+    }();
+    return Must(std::move(ctx));
+  }, nb::arg("mpi_factory").none());
+
+  d.def("dist_thread_contexts", [](int n) {
+    if (n < 1) throw nb::value_error("n must be >= 1");
+    std::vector<dist::InputContext> out;
+    for (auto& comm : dist::MakeThreadCommunicators(n)) out.push_back(dist::ContextOf(comm));
+    return out;
+  }, nb::arg("n"));
+
+  d.def("dist_sharded_record_files", [](std::vector<std::string> files, const std::string& policy,
+                                        std::optional<uint64_t> seed, const std::string& uneven, bool shuffle,
+                                        bool balance_records, bool check_consistency, int64_t split_records,
+                                        std::optional<std::string> resume, const dist::InputContext& ctx) {
+    dist::DistributeOptions options;
+    options.policy = Must(dist::ParseShardingPolicy(policy));
+    options.seed = seed;
+    options.uneven = Must(dist::ParseUneven(uneven));
+    options.shuffle = shuffle;
+    options.balance_records = balance_records;
+    options.check_consistency = check_consistency;
+    options.split_records = split_records;
+    if (resume) options.resume = Must(dist::DistributedState::Parse(*resume));
+    Result<data::DatasetPtr> r = [&] {
+      GilRelease release;
+      return dist::ShardedRecordFiles(std::move(files), std::move(options), ctx);
+    }();
+    return Wrap(std::move(r));
+  }, nb::arg("filenames"), nb::arg("policy"), nb::arg("seed").none(), nb::arg("uneven"), nb::arg("shuffle"),
+     nb::arg("balance_records"), nb::arg("check_consistency"), nb::arg("split_records"), nb::arg("resume").none(),
+     nb::arg("context"));
+
+  d.def("dist_barrier", [](const dist::InputContext& ctx) {
+    dist::Communicator& comm = CommOf(ctx);
+    Status s;
+    {
+      GilRelease release;
+      s = comm.Barrier();
+    }
+    ThrowIfError(s);
+  }, nb::arg("context"));
+  d.def("dist_allreduce", [](const dist::InputContext& ctx, int64_t value, const std::string& op) {
+    dist::Communicator& comm = CommOf(ctx);
+    const dist::ReduceOp reduce = ReduceOpOf(op);
+    Result<int64_t> r = [&] {
+      GilRelease release;
+      return comm.Allreduce(value, reduce);
+    }();
+    return Must(std::move(r));
+  }, nb::arg("context"), nb::arg("value"), nb::arg("op"));
+
+  // No threads of its own (a DYNAMIC pass waits on the dispatcher without
+  // the GIL): a plain handle, as RecordFilesIterator.
+  nb::class_<ShardedIteratorHandle>(d, "ShardedIterator", "One epoch of a sharded dataset. One thread at a time.")
+      .def("__init__", [](ShardedIteratorHandle* self, const DataDatasetHandle& h) {
+        std::unique_ptr<dist::ShardedIterator> it = dist::MakeShardedIterator(h.ds);
+        if (!it) throw nb::type_error("not a dataset of sluice.distribute.shard");
+        new (self) ShardedIteratorHandle{std::move(it)};
+      })
+      .def("next", [](ShardedIteratorHandle& h) -> nb::object {
+        if (!h.it) throw nb::value_error("the iterator is closed");
+        Element e;
+        bool end = false;
+        Status s;
+        {
+          GilRelease release;
+          s = h.it->GetNext(&e, &end);
+        }
+        ThrowIfError(s);
+        if (end) return nb::none();
+        return ElementToPython(std::move(e));
+      })
+      .def("state", [](const ShardedIteratorHandle& h) {
+        if (!h.it) throw nb::value_error("the iterator is closed");
+        return h.it->state().Serialize();
+      })
+      .def("count", [](const ShardedIteratorHandle& h) {
+        if (!h.it) throw nb::value_error("the iterator is closed");
+        return h.it->count();
+      })
+      .def("close", [](ShardedIteratorHandle& h) { h.it.reset(); });
+}
+
+}  // namespace sluice::python

@@ -1,0 +1,124 @@
+"""sluice.distribute: init() without a launcher, and shard() over ranks joined in this process
+(threads), checking exactly-once per epoch, resume at another world size and the consistency
+check. The mpirun tests are in tests/distribute (CTest label mpi)."""
+
+import threading
+
+import pytest
+
+import sluice
+from sluice import distribute
+
+
+def _write(tmp_path, sizes):
+    files = []
+    for i, n in enumerate(sizes):
+        path = str(tmp_path / ("f%d.tfrecord" % i))
+        with sluice.python_io.TFRecordWriter(path) as w:
+            for j in range(n):
+                w.write(b"f%d-%d" % (i, j))
+        files.append(path)
+    return files
+
+
+def _on_ranks(n, fn):
+    """fn(ctx) on one thread per rank; the results (or raises the first exception)."""
+    contexts = distribute._thread_contexts(n)
+    results, errors = [None] * n, []
+
+    def run(r):
+        try:
+            results[r] = fn(contexts[r])
+        except Exception as e:  # noqa: BLE001  (re-raised below)
+            errors.append(e)
+            results[r] = e
+
+    threads = [threading.Thread(target=run, args=(r,)) for r in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def test_init_without_a_launcher_is_one_process(monkeypatch):
+    for v in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "WORLD_SIZE", "SLURM_NTASKS", "SLUICE_ROLE"):
+        monkeypatch.delenv(v, raising=False)
+    ctx = distribute.init()
+    assert (ctx.num_input_pipelines, ctx.input_pipeline_id, ctx.launcher, ctx.role) == (1, 0, "single", "train")
+    assert not ctx.has_communicator
+
+
+def test_init_reads_torchrun_variables(monkeypatch):
+    for v in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"):
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    monkeypatch.setenv("RANK", "3")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    ctx = distribute.init()
+    assert (ctx.world_size, ctx.rank, ctx.local_rank, ctx.launcher) == (4, 3, 1, "torchrun")
+
+
+def test_bad_launcher_variable_raises_invalid_argument(monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "two")
+    with pytest.raises(sluice.errors.InvalidArgumentError, match="WORLD_SIZE"):
+        distribute.init()
+
+
+@pytest.mark.parametrize("policy", ["RECORD", "FILE", "DATA", "DYNAMIC"])
+def test_every_record_once_per_epoch_across_ranks(tmp_path, policy):
+    files = _write(tmp_path, [6, 2, 9, 4])  # 21 records
+
+    def rank(ctx):
+        ds = distribute.shard(files, policy=policy, seed=3, uneven="allow", split_records=2, context=ctx)
+        epochs = [[bytes(x) for x in ds] for _ in range(2)]
+        ctx.barrier()  # DYNAMIC: rank 0's dispatcher lives as long as its dataset
+        return epochs
+
+    results = _on_ranks(3, rank)
+    for e in range(2):
+        seen = sorted(r for ranks in results for r in ranks[e])
+        assert seen == sorted(b"f%d-%d" % (i, j) for i, n in enumerate([6, 2, 9, 4]) for j in range(n))
+
+
+def test_pad_gives_every_rank_the_same_count(tmp_path):
+    files = _write(tmp_path, [10])
+    results = _on_ranks(4, lambda ctx: len(list(distribute.shard(files, policy="RECORD", seed=1, context=ctx))))
+    assert results == [3, 3, 3, 3]
+
+
+def test_resume_at_another_world_size_reads_the_rest_once(tmp_path):
+    files = _write(tmp_path, [17, 8])
+
+    def first(ctx):
+        it = iter(distribute.shard(files, policy="RECORD", seed=9, uneven="allow", context=ctx))
+        got = [bytes(next(it)) for _ in range(4)]
+        return got, it.state
+
+    before = _on_ranks(2, first)
+    state = before[0][1]
+    assert all(s == state for _, s in before)
+    after = _on_ranks(3, lambda ctx: [bytes(x) for x in distribute.shard(
+        files, policy="RECORD", seed=9, uneven="allow", resume=state, context=ctx)])
+    seen = [r for got, _ in before for r in got] + [r for rank in after for r in rank]
+    assert len(seen) == 25 and len(set(seen)) == 25
+
+
+def test_different_file_lists_fail_naming_the_rank(tmp_path):
+    files = _write(tmp_path, [3, 3])
+
+    def rank(ctx):
+        mine = files if ctx.rank != 1 else files[:1]
+        return distribute.shard(mine, seed=1, context=ctx)
+
+    results = _on_ranks(2, rank)
+    for r in results:
+        assert isinstance(r, sluice.errors.FailedPreconditionError)
+        assert "rank(s) 1 differ from rank 0" in str(r)
+
+
+def test_sharded_dataset_chains_with_map_and_batch(tmp_path):
+    files = _write(tmp_path, [8])
+    ds = distribute.shard(files, policy="RECORD", seed=2, context=distribute._thread_contexts(1)[0])
+    batches = list(ds.map(lambda x: x).batch(3))
+    assert [len(b) for b in batches] == [3, 3, 2]

@@ -1,0 +1,492 @@
+// ShardedRecordFiles: a rank's share of the records of TFRecord files, per
+// epoch, from the pure plans of sharding.h; DYNAMIC asks rank 0's
+// dispatcher for splits instead.
+#include <algorithm>
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "sluice/core/mutex.h"
+#include "sluice/data/index_permutation.h"
+#include "sluice/distribute/datasets.h"
+#include "sluice/io/record_index.h"
+#include "sluice/io/record_reader.h"
+
+namespace sluice::distribute {
+namespace {
+
+// Bumped when a change makes ranks of different builds read different
+// records for the same inputs: the consistency check compares it.
+constexpr const char* kFormat = "sluice-distribute 1";
+// Tags of the DYNAMIC dispatcher's messages: kDispatchTagBase + 2 * serial
+// (requests to rank 0) and + 1 (replies); serial is rank 0's, broadcast.
+// MPI guarantees tags up to 32767 only.
+constexpr int kDispatchTagBase = 20000;
+constexpr uint64_t kDispatchSerials = 6000;
+
+std::string EncodeU64s(std::initializer_list<uint64_t> values) {
+  std::string out;
+  for (uint64_t v : values) out += std::to_string(v) + " ";
+  return out;
+}
+
+std::vector<uint64_t> DecodeU64s(std::string_view s) {
+  std::vector<uint64_t> out;
+  uint64_t v = 0;
+  bool in = false;
+  for (char c : s) {
+    if (c >= '0' && c <= '9') {
+      v = v * 10 + static_cast<uint64_t>(c - '0');
+      in = true;
+    } else if (in) {
+      out.push_back(v);
+      v = 0;
+      in = false;
+    }
+  }
+  if (in) out.push_back(v);
+  return out;
+}
+
+// The files and their indexes: immutable, shared by the dataset's iterators.
+struct IndexedFiles {
+  std::vector<std::string> files;
+  std::vector<io::RecordIndex> indexes;
+  std::vector<uint64_t> starts;  // first record id of each file; then the total
+  uint64_t total() const { return starts.back(); }
+  std::vector<uint64_t> RecordsPerFile() const {
+    std::vector<uint64_t> out;
+    for (const io::RecordIndex& index : indexes) out.push_back(static_cast<uint64_t>(index.num_records()));
+    return out;
+  }
+};
+
+// Rank 0 of a DYNAMIC dataset: hands out splits of each epoch's positions,
+// first come first served, until destroyed.
+class Dispatcher {
+ public:
+  Dispatcher(std::shared_ptr<Communicator> comm, int request_tag, uint64_t total, uint64_t split)
+      : comm_(std::move(comm)), request_tag_(request_tag), total_(total), split_(split) {
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~Dispatcher() {
+    // A request from this rank with no epoch: the stop signal.
+    if (!comm_->Send(comm_->rank(), request_tag_, "").ok()) comm_->Cancel(errors::Cancelled("dispatcher stopped"));
+    thread_.join();
+  }
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
+ private:
+  void Serve() {
+    std::vector<uint64_t> cursors;  // per epoch: the next position to hand out
+    while (true) {
+      Result<Message> m = comm_->Recv(kAnySource, request_tag_);
+      if (!m.ok()) return;
+      const std::vector<uint64_t> request = DecodeU64s(m->bytes());
+      if (request.empty()) return;  // stop
+      const uint64_t epoch = request[0];
+      if (cursors.size() <= epoch) cursors.resize(epoch + 1, 0);
+      const uint64_t begin = cursors[epoch], end = std::min(total_, begin + split_);
+      cursors[epoch] = end;
+      if (!comm_->Send(m->source, request_tag_ + 1, EncodeU64s({begin, end})).ok()) return;
+    }
+  }
+
+  const std::shared_ptr<Communicator> comm_;
+  const int request_tag_;
+  const uint64_t total_, split_;
+  std::thread thread_;
+};
+
+// What every iterator of the dataset needs.
+struct Config {
+  std::shared_ptr<const IndexedFiles> files;
+  ShardingPolicy policy;  // resolved (never kAuto)
+  uint64_t seed;
+  Uneven uneven;
+  bool shuffle;
+  bool balance_records;
+  uint64_t split_records;
+  int rank, size;
+  std::shared_ptr<Communicator> comm;  // null: none
+  int request_tag;                     // DYNAMIC
+};
+
+class ShardedIteratorImpl : public ShardedIterator {
+ public:
+  ShardedIteratorImpl(std::shared_ptr<const data::DatasetBase> dataset, const Config& config, uint64_t epoch,
+                      uint64_t start)
+      : dataset_(std::move(dataset)),
+        c_(config),
+        epoch_(epoch),
+        n_(c_.files->total()),
+        permutation_(n_, c_.seed, c_.shuffle ? epoch : 0),
+        readers_(c_.files->files.size()) {
+    switch (c_.policy) {
+      case ShardingPolicy::kRecord:
+      case ShardingPolicy::kData:
+      case ShardingPolicy::kHint:
+        plan_ = StridePlan{n_, std::min(start, n_), c_.size, c_.uneven};
+        count_ = static_cast<int64_t>(plan_.CountFor(c_.rank));
+        break;
+      case ShardingPolicy::kFile:
+        PlanFiles();
+        read_ = std::min<int64_t>(static_cast<int64_t>(start), count_);
+        break;
+      case ShardingPolicy::kOff:
+        count_ = static_cast<int64_t>(n_);
+        read_ = std::min<int64_t>(static_cast<int64_t>(start), count_);
+        break;
+      case ShardingPolicy::kDynamic:
+      case ShardingPolicy::kAuto:
+        count_ = -1;
+        break;
+    }
+  }
+
+  Status GetNext(Element* out, bool* end_of_sequence) override {
+    Result<std::optional<uint64_t>> id = NextRecordId();
+    SLUICE_RETURN_IF_ERROR(id.status());
+    if (!id->has_value()) {
+      *end_of_sequence = true;
+      return Status();
+    }
+    SLUICE_RETURN_IF_ERROR(Read(**id, out));
+    *end_of_sequence = false;
+    return Status();
+  }
+
+  DistributedState state() const override {
+    DistributedState s{c_.seed, epoch_, c_.policy, c_.size, 0};
+    switch (c_.policy) {
+      case ShardingPolicy::kRecord:
+      case ShardingPolicy::kData:
+      case ShardingPolicy::kHint:
+        s.position = plan_.PositionAfterSteps(static_cast<uint64_t>(read_));
+        break;
+      case ShardingPolicy::kFile:
+      case ShardingPolicy::kOff:
+        s.position = static_cast<uint64_t>(read_);  // reads per rank
+        break;
+      default:
+        break;  // DYNAMIC restarts its epoch
+    }
+    return s;
+  }
+
+  int64_t count() const override { return count_; }
+
+ private:
+  // The record id of the next read, or nullopt at the end of this rank's epoch.
+  Result<std::optional<uint64_t>> NextRecordId() {
+    if (c_.policy == ShardingPolicy::kDynamic) return NextDynamic();
+    if (read_ >= count_) return std::optional<uint64_t>();
+    const uint64_t k = static_cast<uint64_t>(read_++);
+    switch (c_.policy) {
+      case ShardingPolicy::kRecord: {
+        const uint64_t p = plan_.PositionAt(c_.rank, k);
+        return std::optional<uint64_t>(c_.shuffle ? permutation_.Apply(p) : p);
+      }
+      case ShardingPolicy::kData:
+      case ShardingPolicy::kHint:
+        return std::optional<uint64_t>(plan_.PositionAt(c_.rank, k));
+      case ShardingPolicy::kFile:
+        return std::optional<uint64_t>(FileRecordAt(k));
+      default:
+        return std::optional<uint64_t>(k);  // OFF
+    }
+  }
+
+  Result<std::optional<uint64_t>> NextDynamic() {
+    if (split_next_ == split_end_) {
+      SLUICE_RETURN_IF_ERROR(c_.comm->Send(0, c_.request_tag, EncodeU64s({epoch_})));
+      SLUICE_ASSIGN_OR_RETURN(Message reply, c_.comm->Recv(0, c_.request_tag + 1));
+      const std::vector<uint64_t> range = DecodeU64s(reply.bytes());
+      if (range.size() != 2) return errors::Internal("bad split from the dispatcher: \"", reply.bytes(), "\"");
+      split_next_ = range[0];
+      split_end_ = range[1];
+      if (split_next_ == split_end_) return std::optional<uint64_t>();
+    }
+    ++read_;
+    const uint64_t p = split_next_++;
+    return std::optional<uint64_t>(c_.shuffle ? permutation_.Apply(p) : p);
+  }
+
+  // FILE: this rank's files in the epoch's order, as record-id ranges.
+  void PlanFiles() {
+    const std::vector<uint64_t> per_file = c_.files->RecordsPerFile();
+    const auto lists = AssignFiles(per_file.size(), c_.size, c_.seed, c_.shuffle ? epoch_ : 0,
+                                   c_.balance_records ? per_file : std::vector<uint64_t>());
+    std::vector<uint64_t> totals;
+    for (const auto& list : lists) {
+      uint64_t t = 0;
+      for (uint64_t f : list) t += per_file[f];
+      totals.push_back(t);
+    }
+    for (uint64_t f : lists[static_cast<size_t>(c_.rank)]) {
+      if (per_file[f] == 0) continue;
+      own_files_.push_back(f);
+      own_starts_.push_back(own_total_);
+      own_total_ += per_file[f];
+    }
+    count_ = static_cast<int64_t>(FileModeCount(totals, c_.rank, c_.uneven));
+    if (own_total_ == 0) count_ = 0;  // nothing of its own to pad with
+  }
+
+  uint64_t FileRecordAt(uint64_t k) const {
+    k %= own_total_;  // kPad repeats this rank's records from its first
+    const size_t i = static_cast<size_t>(std::upper_bound(own_starts_.begin(), own_starts_.end(), k) -
+                                         own_starts_.begin() - 1);
+    return c_.files->starts[own_files_[i]] + (k - own_starts_[i]);
+  }
+
+  Status Read(uint64_t id, Element* out) {
+    const IndexedFiles& f = *c_.files;
+    const size_t file = static_cast<size_t>(std::upper_bound(f.starts.begin(), f.starts.end(), id) -
+                                            f.starts.begin() - 1);
+    if (!readers_[file]) {
+      SLUICE_ASSIGN_OR_RETURN(readers_[file], io::RecordReader::Open(f.files[file]));
+    }
+    std::string_view record;
+    SLUICE_RETURN_IF_ERROR(
+        f.indexes[file].ReadRecord(readers_[file].get(), static_cast<int64_t>(id - f.starts[file]), &record));
+    *out = Element{Tensor::String(record)};
+    return Status();
+  }
+
+  const std::shared_ptr<const data::DatasetBase> dataset_;  // keeps the config's owner alive
+  const Config& c_;
+  const uint64_t epoch_;
+  const uint64_t n_;
+  const data::IndexPermutation permutation_;
+  StridePlan plan_;
+  int64_t count_ = 0;
+  int64_t read_ = 0;
+  // FILE
+  std::vector<uint64_t> own_files_, own_starts_;
+  uint64_t own_total_ = 0;
+  // DYNAMIC: the current split [split_next_, split_end_)
+  uint64_t split_next_ = 0, split_end_ = 0;
+  std::vector<std::unique_ptr<io::RecordReader>> readers_;
+};
+
+class ShardedDataset : public data::DatasetBase {
+ public:
+  ShardedDataset(Config config, uint64_t first_epoch, uint64_t first_position, std::unique_ptr<Dispatcher> dispatcher)
+      : data::DatasetBase(data::ElementSpec{{DType::kString}, {PartialShape({})}, {}}),
+        config_(std::move(config)),
+        first_epoch_(first_epoch),
+        first_position_(first_position),
+        dispatcher_(std::move(dispatcher)) {}
+
+  int64_t cardinality() const override {
+    if (config_.policy == ShardingPolicy::kDynamic) return data::kUnknownCardinality;
+    // A fresh (not resumed) epoch's count: the same every epoch.
+    ShardedIteratorImpl probe(nullptr, config_, first_epoch_ + 1, 0);
+    return probe.count();
+  }
+  std::string DebugName() const override { return "ShardedRecordFiles"; }
+  std::unique_ptr<data::IteratorBase> MakeIteratorInternal(const data::IteratorContext&) const override {
+    return MakeTyped();
+  }
+
+  std::unique_ptr<ShardedIterator> MakeTyped() const {
+    const uint64_t pass = passes_.fetch_add(1, std::memory_order_relaxed);
+    return std::make_unique<ShardedIteratorImpl>(shared_from_this(), config_, first_epoch_ + pass,
+                                                 pass == 0 ? first_position_ : 0);
+  }
+
+ private:
+  const Config config_;
+  const uint64_t first_epoch_, first_position_;
+  mutable std::atomic<uint64_t> passes_{0};
+  const std::unique_ptr<Dispatcher> dispatcher_;  // rank 0 of DYNAMIC only
+};
+
+std::atomic<uint64_t> next_dispatch_serial{0};
+
+// FNV-1a, 64 bits: a fixed function, the same on every machine.
+uint64_t Fnv1a(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::string FileListField(const IndexedFiles& f) {
+  std::string out;
+  for (size_t i = 0; i < f.files.size(); ++i) out += StrCat(f.files[i], " (", f.indexes[i].num_records(), " records)\n");
+  return out;
+}
+
+// The first line where a and b differ, for the consistency message.
+std::string FirstDifference(const std::string& mine, const std::string& theirs) {
+  size_t a = 0, b = 0;
+  for (int line = 0;; ++line) {
+    const size_t ea = mine.find('\n', a), eb = theirs.find('\n', b);
+    const std::string_view la = std::string_view(mine).substr(a, ea == std::string::npos ? std::string::npos : ea - a);
+    const std::string_view lb =
+        std::string_view(theirs).substr(b, eb == std::string::npos ? std::string::npos : eb - b);
+    if (la != lb || ea == std::string::npos || eb == std::string::npos) {
+      return StrCat("line ", line + 1, ": \"", lb, "\" where rank 0 has \"", la, "\"");
+    }
+    a = ea + 1;
+    b = eb + 1;
+  }
+}
+
+}  // namespace
+
+Status CheckConsistency(Communicator& comm, const std::vector<std::pair<std::string, std::string>>& fields) {
+  // First one 8-byte hash per field (a few bytes per rank, whatever the
+  // file list's length); the values themselves only when a hash differs, to
+  // name the first difference.
+  std::string hashes;
+  for (const auto& field : fields) {
+    const uint64_t h = Fnv1a(field.second);
+    hashes.append(reinterpret_cast<const char*>(&h), sizeof h);
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> all_hashes, comm.Allgather(hashes));
+  if (std::all_of(all_hashes.begin(), all_hashes.end(), [&](const std::string& h) { return h == all_hashes[0]; })) {
+    return Status();
+  }
+  std::string mine;
+  for (const auto& [name, value] : fields) mine += StrCat(name.size(), ":", name, value.size(), ":", value);
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> all, comm.Allgather(mine));
+  // Every rank decodes every rank's fields against its own names.
+  const auto decode = [&](const std::string& s) {
+    std::vector<std::string> values;
+    size_t at = 0;
+    while (at < s.size()) {
+      for (int part = 0; part < 2; ++part) {
+        const size_t colon = s.find(':', at);
+        if (colon == std::string::npos) return values;
+        const size_t len = std::stoull(s.substr(at, colon - at));
+        if (part == 1) values.push_back(s.substr(colon + 1, len));
+        at = colon + 1 + len;
+      }
+    }
+    return values;
+  };
+  const std::vector<std::string> root = decode(all[0]);
+  for (size_t i = 0; i < fields.size(); ++i) {
+    std::vector<int> differing;
+    std::string example;
+    for (size_t r = 1; r < all.size(); ++r) {
+      const std::vector<std::string> theirs = decode(all[r]);
+      const std::string value = i < theirs.size() ? theirs[i] : "<missing>";
+      const std::string root_value = i < root.size() ? root[i] : "<missing>";
+      if (value != root_value) {
+        if (differing.empty()) example = StrCat("rank ", r, " at ", FirstDifference(root_value, value));
+        differing.push_back(static_cast<int>(r));
+      }
+    }
+    if (!differing.empty()) {
+      std::string ranks;
+      for (int r : differing) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+      return errors::FailedPrecondition("ranks disagree on ", fields[i].first, ": rank(s) ", ranks,
+                                        " differ from rank 0 (", example, ")");
+    }
+  }
+  return errors::Internal("ranks' consistency hashes differ but their values agree");
+}
+
+Result<data::DatasetPtr> ShardedRecordFiles(std::vector<std::string> files, DistributeOptions options,
+                                            const InputContext& ctx) {
+  if (files.empty()) return errors::InvalidArgument("ShardedRecordFiles needs at least one file");
+  if (options.split_records < 1) return errors::InvalidArgument("split_records must be >= 1, got ", options.split_records);
+  const int size = ctx.communicator ? ctx.communicator->size() : ctx.num_input_pipelines;
+  const int rank = ctx.communicator ? ctx.communicator->rank() : ctx.input_pipeline_id;
+  if (size < 1 || rank < 0 || rank >= size) return errors::InvalidArgument("rank ", rank, " of ", size, " ranks");
+  const ShardingPolicy policy = ResolvePolicy(options.policy, static_cast<int64_t>(files.size()), size);
+  if (policy == ShardingPolicy::kDynamic && size > 1 && !ctx.communicator) {
+    return errors::InvalidArgument("DYNAMIC sharding needs a communicator (launch with mpirun or srun)");
+  }
+
+  // Seed (and the dispatcher's tag serial) from rank 0 when not given.
+  uint64_t seed = options.seed.value_or(0), serial = next_dispatch_serial.fetch_add(1);
+  if (ctx.communicator) {
+    std::string agreed = EncodeU64s({options.seed ? *options.seed : std::random_device()() * 0x100000001ull, serial});
+    SLUICE_RETURN_IF_ERROR(ctx.communicator->Bcast(&agreed, 0));
+    const std::vector<uint64_t> v = DecodeU64s(agreed);
+    if (v.size() != 2) return errors::Internal("bad seed broadcast \"", agreed, "\"");
+    seed = options.seed ? *options.seed : v[0];
+    serial = v[1];
+  } else if (!options.seed) {
+    if (size > 1) {
+      return errors::InvalidArgument("a seed is required with ", size,
+                                     " ranks and no communicator (launcher ", LauncherName(ctx.launcher),
+                                     "): every rank must draw the same permutation");
+    }
+    seed = std::random_device()();
+  }
+
+  auto indexed = std::make_shared<IndexedFiles>();
+  indexed->files = std::move(files);
+  indexed->starts.push_back(0);
+  for (const std::string& path : indexed->files) {
+    SLUICE_ASSIGN_OR_RETURN(io::RecordIndex index, io::RecordIndex::LoadOrBuild(path));
+    indexed->starts.push_back(indexed->starts.back() + static_cast<uint64_t>(index.num_records()));
+    indexed->indexes.push_back(std::move(index));
+  }
+
+  uint64_t first_epoch = 0, first_position = 0;
+  if (options.resume) {
+    const DistributedState& r = *options.resume;
+    if (r.policy != policy) {
+      return errors::InvalidArgument("cannot resume a ", ShardingPolicyName(r.policy), " checkpoint with policy ",
+                                     ShardingPolicyName(policy));
+    }
+    if ((policy == ShardingPolicy::kFile || policy == ShardingPolicy::kOff) && r.world_size != size) {
+      return errors::FailedPrecondition(ShardingPolicyName(policy), " checkpoints resume at the same world size (",
+                                        r.world_size, "), not ", size, "; RECORD and DATA resume at any size");
+    }
+    if (r.seed != seed) {
+      return errors::InvalidArgument("the checkpoint's seed ", r.seed, " differs from the seed ", seed);
+    }
+    first_epoch = r.epoch;
+    first_position = policy == ShardingPolicy::kDynamic ? 0 : r.position;
+  }
+
+  if (ctx.communicator && options.check_consistency) {
+    SLUICE_RETURN_IF_ERROR(CheckConsistency(
+        *ctx.communicator,
+        {{"the format version", kFormat},
+         {"the file list", FileListField(*indexed)},
+         {"the seed", std::to_string(seed)},
+         {"the sharding policy", std::string(ShardingPolicyName(policy))},
+         {"uneven", std::string(UnevenName(options.uneven))},
+         {"shuffle", options.shuffle ? "true" : "false"},
+         {"the resume state", options.resume ? options.resume->Serialize() : "none"}}));
+  }
+
+  Config config{indexed,
+                policy,
+                seed,
+                options.uneven,
+                options.shuffle,
+                options.balance_records,
+                static_cast<uint64_t>(options.split_records),
+                rank,
+                size,
+                ctx.communicator,
+                kDispatchTagBase + 2 * static_cast<int>(serial % kDispatchSerials)};
+  std::unique_ptr<Dispatcher> dispatcher;
+  if (policy == ShardingPolicy::kDynamic && rank == 0 && ctx.communicator) {
+    dispatcher = std::make_unique<Dispatcher>(ctx.communicator, config.request_tag, indexed->total(),
+                                              config.split_records);
+  }
+  if (policy == ShardingPolicy::kDynamic && !ctx.communicator) config.policy = ShardingPolicy::kRecord;  // one rank
+  return data::DatasetPtr(
+      std::make_shared<ShardedDataset>(std::move(config), first_epoch, first_position, std::move(dispatcher)));
+}
+
+std::unique_ptr<ShardedIterator> MakeShardedIterator(const data::DatasetPtr& dataset) {
+  const auto* sharded = dynamic_cast<const ShardedDataset*>(dataset.get());
+  return sharded ? sharded->MakeTyped() : nullptr;
+}
+
+}  // namespace sluice::distribute
