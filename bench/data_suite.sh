@@ -24,6 +24,9 @@
 #      (bench/checkpoint_benchmark.cc, bench/py_checkpoint_bench.py: "ratio
 #      checkpoint size image pipeline vs tf.data: <x>", save and restore
 #      times, and sluice's size against the 1 MB limit);
+#   7. the image pipeline with Options.ram_budget (256 MB) against the same
+#      without a budget: the cost of the budget's accounting
+#      (bench/budget_bench.py: "ratio data_budget_accounting vs no_budget: <x>");
 # then bench/report_data.py: a table and the "ratio ..." lines of 2 and 3,
 # and the ratio lines of 1, 4, 5 and 6 repeated, so that the run ends with one
 # line per target.
@@ -42,6 +45,7 @@
 #   CKPT_RECORDS=12000  CKPT_REPS=3   part 6: ~100 KiB JPEG Example records
 #                       (written once into $DATA_BUILD_DIR/ckpt-data);
 #                       SKIP_CHECKPOINT=1  skip it
+#   BUDGET_REPS=3  BUDGET_BATCHES=24   part 7;  SKIP_BUDGET=1  skip it
 # The DataLoader rows need torch and Pillow (bench/requirements-peers.txt;
 # or put them on PYTHONPATH); without them they are skipped.
 set -euo pipefail
@@ -87,6 +91,11 @@ if [ "${SKIP_CHECKPOINT:-0}" != "1" ]; then
   echo "== checkpoint: bench/py_checkpoint_bench.py --records ${CKPT_RECORDS:-12000} --buffer 10000 --reps ${CKPT_REPS:-3}"
   "$py" bench/py_checkpoint_bench.py --bin "$build/bench/checkpoint_benchmark" --data-dir "$build/ckpt-data" \
     --records "${CKPT_RECORDS:-12000}" --buffer 10000 --reps "${CKPT_REPS:-3}" | tee -a "$out/ratios.log"
+fi
+
+if [ "${SKIP_BUDGET:-0}" != "1" ]; then
+  echo "== memory budget accounting: bench/budget_bench.py --reps ${BUDGET_REPS:-3} --batches ${BUDGET_BATCHES:-24}"
+  "$py" bench/budget_bench.py --reps "${BUDGET_REPS:-3}" --batches "${BUDGET_BATCHES:-24}" | tee -a "$out/ratios.log"
 fi
 
 cxx_json="$out/data_benchmark.json"

@@ -16,6 +16,8 @@ and x is the peer's (or the limit's) value over sluice's. Targets:
   data_parallel_map/2t vs data_parallel_map/1t                    >= 1.9
   data_batch64_py/hold(time) vs data_batch_uint8_cxx/hold         >= 0.95
   (and /drop: both sides free each batch before the next is made)
+  data_budget_accounting vs no_budget (bench/budget_bench.py, its
+  own line, repeated at the end by data_suite.sh)                 >= 0.98
 The checkpoint part (bench/py_checkpoint_bench.py) prints its own lines:
   checkpoint size image pipeline vs limit_1MB                     >= 1
   checkpoint size image pipeline vs tf.data (TF's bytes / sluice's), and

@@ -2,7 +2,8 @@
 and merge rules as TensorFlow's (tensorflow/python/data/ops/options.py).
 
 The engine reads ``deterministic``, ``autotune.enabled/cpu_budget/ram_budget``,
-``threading.*`` and ``experimental_optimization.map_and_batch_fusion`` (``_to_core``); every other option is accepted and kept,
+``threading.*`` and ``experimental_optimization.map_and_batch_fusion`` (``_to_core``),
+and sluice's own ``ram_budget`` and ``error_policy`` (_data_policy.py); every other option is accepted and kept,
 so code written for tf.data runs unchanged.
 """
 
@@ -186,6 +187,13 @@ class Options(OptionsBase):
     experimental_threading = create_option("experimental_threading", ThreadingOptions, "Use `threading`.")
     experimental_warm_start = create_option("experimental_warm_start", bool, "Accepted.")
     dataset_name = create_option("dataset_name", str, "A name for the dataset.")
+    ram_budget = create_option("ram_budget", int,
+                               "sluice: the hard byte budget of the pipeline's buffers (see sluice.data's "
+                               "_data_policy); AUTOTUNE plans within it where autotune.ram_budget is unset. "
+                               "None or 0: none.")
+    error_policy = create_option("error_policy", str,
+                                 "sluice: 'fail' (None: the default), 'skip' or 'replace', for every reader and "
+                                 "map whose own error_policy is unset.")
     framework_type = create_option("framework_type", list, "Accepted.")
     threading = create_option("threading", ThreadingOptions, "Threading options.",
                               default_factory=ThreadingOptions)

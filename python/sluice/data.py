@@ -481,7 +481,7 @@ class DatasetV2:
 
     # -- transformations
 
-    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None, error_policy=None):
         """`map_func` of each element.
 
         `map_func`: a native function from ``sluice.data.ops`` (runs in C++
@@ -490,11 +490,19 @@ class DatasetV2:
         ``num_parallel_calls`` (an int or AUTOTUNE: the number of cores),
         that many calls run at once; ``deterministic=False`` hands out
         elements as they are ready.
+
+        ``error_policy`` (sluice's own) applies to the function's errors (an
+        undecodable image, a parse error; not its input's): ``'fail'``
+        (raise, tf.data's behaviour), ``'skip'`` (drop and count the element)
+        or ``'replace'`` (zeros of the element_spec, or
+        ``ErrorPolicy.replace_with(element)``). None: ``Options.error_policy``.
         """
         npc = _opt_int(num_parallel_calls, "num_parallel_calls")
         det = None if deterministic is None else bool(deterministic)
         if isinstance(map_func, _NativeFn):
-            return map_func._apply(self, npc, det)
+            out = map_func._apply(self, npc, det)
+            out._core = _data_policy.apply(out._core, out._structure, error_policy)
+            return out
         if not callable(map_func):
             raise TypeError("map_func must be callable, got %r" % (map_func,))
         in_structure = self._structure
@@ -503,7 +511,8 @@ class DatasetV2:
             out = _LEAF, [0], [None]
         out_structure, out_enums, out_shapes = out
         call = _python_map(map_func, in_structure, out_structure, out_enums)
-        return Dataset(_d.map_py(self._core, call, out_enums, out_shapes, npc, det), out_structure)
+        core = _d.map_py(self._core, call, out_enums, out_shapes, npc, det)
+        return Dataset(_data_policy.apply(core, out_structure, error_policy), out_structure)
 
     def filter(self, predicate, name=None):
         """Only the elements for which `predicate` (Python, under the GIL) is true."""
@@ -883,7 +892,7 @@ class Iterator:
 
     @property
     def skipped_errors(self):
-        """How many elements ``ignore_errors`` has skipped in this pass so far."""
+        """How many elements ``ignore_errors`` and ``error_policy='skip'`` have skipped in this pass so far."""
         return _d.skipped_errors(self._it)
 
     def close(self):
@@ -936,46 +945,57 @@ class TFRecordDataset(DatasetV2):
     num_parallel_reads: None reads the files one after the other; n (or
     AUTOTUNE) reads n at once, their records interleaved one by one as TF
     does. Corrupt records raise DataLossError naming the file and record.
+    error_policy (sluice's own): 'fail' (the default: raise), 'skip' (drop
+    the failing record and the rest of its file, count and report it) or
+    'replace' (an empty string, or ``ErrorPolicy.replace_with(value)``, then
+    the next file); None: ``Options.error_policy``.
     """
 
-    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None,
+                 error_policy=None):
         if isinstance(filenames, DatasetV2):
-            return super().__init__(_reader_of("tfrecord", filenames, compression_type, buffer_size,
-                                               num_parallel_reads), _LEAF)
+            core = _reader_of("tfrecord", filenames, compression_type, buffer_size, num_parallel_reads)
+            return super().__init__(_data_policy.apply(core, _LEAF, error_policy), _LEAF)
         core = _d.tfrecord(_filenames(filenames), _compression(compression_type),
                            0 if buffer_size is None else _int(buffer_size, "buffer_size"),
                            _opt_int(num_parallel_reads, "num_parallel_reads"))
-        super().__init__(core, _LEAF)
+        super().__init__(_data_policy.apply(core, _LEAF, error_policy), _LEAF)
 
 
 class TextLineDataset(DatasetV2):
-    """The lines of text files (``tf.data.TextLineDataset``), without line endings."""
+    """The lines of text files (``tf.data.TextLineDataset``), without line endings.
 
-    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+    error_policy: as TFRecordDataset's."""
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None,
+                 error_policy=None):
         if isinstance(filenames, DatasetV2):
-            return super().__init__(_reader_of("text_line", filenames, compression_type, buffer_size,
-                                               num_parallel_reads), _LEAF)
+            core = _reader_of("text_line", filenames, compression_type, buffer_size, num_parallel_reads)
+            return super().__init__(_data_policy.apply(core, _LEAF, error_policy), _LEAF)
         core = _d.text_line(_filenames(filenames), _compression(compression_type),
                             0 if buffer_size is None else _int(buffer_size, "buffer_size"),
                             _opt_int(num_parallel_reads, "num_parallel_reads"))
-        super().__init__(core, _LEAF)
+        super().__init__(_data_policy.apply(core, _LEAF, error_policy), _LEAF)
 
 
 class FixedLengthRecordDataset(DatasetV2):
-    """Fixed-size records of files (``tf.data.FixedLengthRecordDataset``)."""
+    """Fixed-size records of files (``tf.data.FixedLengthRecordDataset``).
+
+    error_policy: as TFRecordDataset's."""
 
     def __init__(self, filenames, record_bytes, header_bytes=None, footer_bytes=None, buffer_size=None,
-                 compression_type=None, num_parallel_reads=None, name=None):
+                 compression_type=None, num_parallel_reads=None, name=None, error_policy=None):
         if isinstance(filenames, DatasetV2):
-            return super().__init__(_reader_of("fixed_length", filenames, compression_type, buffer_size,
-                                               num_parallel_reads, record_bytes, header_bytes, footer_bytes), _LEAF)
+            core = _reader_of("fixed_length", filenames, compression_type, buffer_size, num_parallel_reads,
+                              record_bytes, header_bytes, footer_bytes)
+            return super().__init__(_data_policy.apply(core, _LEAF, error_policy), _LEAF)
         core = _d.fixed_length(_filenames(filenames), _int(record_bytes, "record_bytes"),
                                0 if header_bytes is None else _int(header_bytes, "header_bytes"),
                                0 if footer_bytes is None else _int(footer_bytes, "footer_bytes"),
                                _compression(compression_type),
                                0 if buffer_size is None else _int(buffer_size, "buffer_size"),
                                _opt_int(num_parallel_reads, "num_parallel_reads"))
-        super().__init__(core, _LEAF)
+        super().__init__(_data_policy.apply(core, _LEAF, error_policy), _LEAF)
 
 
 # ---- Native map functions ----------------------------------------------------------------
@@ -1202,7 +1222,8 @@ def _with_options(self, options, name=None):
     """
     if not isinstance(options, Options):
         raise TypeError("options must be a tf.data.Options, got %r" % (options,))
-    out = Dataset(_d.with_options(self._core, **options._to_core()), self._structure)
+    out = Dataset(_data_policy.with_budget_options(_d.with_options(self._core, **options._to_core()), options),
+                  self._structure)
     merged = _data_options.merge_options(self.options(), options)
     merged._set_mutable(False)
     out._options_attr = merged
@@ -1272,7 +1293,7 @@ def _iterator_stats(self):
     stats = _d.iterator_stats(self._it)
     for s in stats:
         s["busy_ns_per_element"] = s["busy_ns"] / s["elements"] if s["elements"] else 0.0
-    return stats
+    return _data_policy.IteratorStats(stats, self)
 
 
 Iterator.stats = _iterator_stats
@@ -1302,3 +1323,11 @@ DatasetV2.__deepcopy__ = _copy_dataset
 Iterator.__reduce__ = _data_pickle.reduce_iterator
 _data_pickle.record_recipes(DatasetV2, (TFRecordDataset, TextLineDataset, FixedLengthRecordDataset), _Experimental)
 _data_pickle.record_native_fns(_Ops, _NativeFn)
+
+# -- memory budget and error policies (_data_policy.py)
+
+from sluice import _data_policy  # noqa: E402
+from sluice._data_policy import ErrorPolicy  # noqa: E402,F401
+
+Iterator.memory_stats = _data_policy.memory_stats
+Iterator.error_report = _data_policy.error_report

@@ -374,6 +374,7 @@ void BindData(nb::module_& m) {
   BindDataCheckpoint(d);
   BindDataNativeOps(d);
   BindDataDistribute(d);
+  BindDataBudget(d);
 }
 
 }  // namespace sluice::python

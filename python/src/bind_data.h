@@ -122,6 +122,9 @@ DataDatasetHandle Wrap(Result<data::DatasetPtr> r);
 // The bindings of window, scan, take_while, unique, ignore_errors, rebatch
 // and group_by_window (bind_data_xforms.cc).
 void BindDataXforms(nb::module_& d);
+// The memory budget's and error policies' options and reports
+// (bind_data_budget.cc).
+void BindDataBudget(nb::module_& d);
 // list_files, the readers over name datasets, CsvDataset, cache(filename),
 // choose/sample_from_datasets and sparse batching (bind_data_sources.cc).
 void BindDataSources(nb::module_& d);

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/error_policy.h"
+#include "data/memory_budget.h"
 #include "data/model.h"
 #include "data/stage_timer.h"
 #include "sluice/core/mutex.h"
@@ -398,13 +400,22 @@ class CacheDataset : public UnaryDataset {
   class Iterator : public DatasetIterator<CacheDataset> {
    public:
     Iterator(const CacheDataset* d, const IteratorContext& ctx, std::shared_ptr<const std::vector<Element>> cached)
-        : DatasetIterator(d), ctx_(ctx), cached_(std::move(cached)) {
+        : DatasetIterator(d),
+          ctx_(ctx),
+          cached_(std::move(cached)),
+          account_(ctx.model ? ctx.model->memory() : nullptr, "Cache") {
       if (!cached_) input_ = d->input_->MakeIteratorInternal(ctx);
       node_ = NewNode(ctx, "Cache");
     }
     Status GetNext(Element* out, bool* end_of_sequence) override {
       StageTimer timer(*node_);
       if (cached_) {
+        if (!charged_) {  // a pass over the cache holds all of it
+          charged_ = true;
+          int64_t bytes = 0;
+          for (const Element& e : *cached_) bytes += ElementBytes(e);
+          SLUICE_RETURN_IF_ERROR(account_.ChargeNoWait(bytes));
+        }
         *end_of_sequence = next_ >= cached_->size();
         if (!*end_of_sequence) *out = (*cached_)[next_++];
         return timer.Finish(Status(), *out, *end_of_sequence);
@@ -412,6 +423,15 @@ class CacheDataset : public UnaryDataset {
       SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), out, end_of_sequence));
       if (!*end_of_sequence) {
         timer.Produced(*out);
+        // Charged without waiting (a cache cannot give elements back); one
+        // that cannot fit in the budget fails.
+        const int64_t bytes = ElementBytes(*out);
+        if (!account_.CouldHold(account_.held() + bytes)) {
+          return errors::ResourceExhausted("cache(): the cached elements pass Options.ram_budget (",
+                                           account_.held() + bytes, " bytes so far)")
+              .WithPayload(kRamBudgetPayload, "cache");
+        }
+        SLUICE_RETURN_IF_ERROR(account_.ChargeNoWait(bytes));
         writing_.push_back(*out);
       } else if (input_) {
         auto done = std::make_shared<const std::vector<Element>>(std::move(writing_));
@@ -473,6 +493,8 @@ class CacheDataset : public UnaryDataset {
     std::unique_ptr<IteratorBase> input_;
     std::vector<Element> writing_;
     size_t next_ = 0;
+    BudgetAccount account_;
+    bool charged_ = false;  // the cached elements, by a pass over them
     std::shared_ptr<Node> node_;  // made after the input's (sources first)
   };
   mutable CacheState state_;

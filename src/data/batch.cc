@@ -5,6 +5,7 @@
 #include "core/bulk_copy.h"
 #include "data/dataset_util.h"
 #include "data/map_and_batch.h"
+#include "data/memory_budget.h"
 #include "data/model.h"
 #include "data/stage_timer.h"
 #include "sluice/data/datasets.h"
@@ -160,7 +161,10 @@ class BatchDataset : public DatasetBase {
   class Iterator : public DatasetIterator<BatchDataset> {
    public:
     Iterator(const BatchDataset* d, const IteratorContext& ctx)
-        : DatasetIterator(d), input_(d->input_->MakeIteratorInternal(ctx)), node_(NewNode(ctx, "Batch")) {}
+        : DatasetIterator(d),
+          input_(d->input_->MakeIteratorInternal(ctx)),
+          node_(NewNode(ctx, "Batch")),
+          account_(ctx.model ? ctx.model->memory() : nullptr, "Batch") {}
     // One batch in Node::kSampleEvery is timed (its input waits apart from
     // its own work), as the sequential stages do; every batch's bytes count.
     Status GetNext(Element* out, bool* end_of_sequence) override {
@@ -172,6 +176,15 @@ class BatchDataset : public DatasetBase {
       out->clear();  // a caller that drops its last batch lets its memory serve this one
       int64_t wait_ns = sample ? NowNanos() - t0 : 0;
       Status s;
+      // The batch being assembled is charged while it is built (it is this
+      // stage's only buffer, so the charge never waits).
+      const int64_t assembly = ElementBytes(first) * dataset_->batch_size_;
+      SLUICE_RETURN_IF_ERROR(account_.ChargeNoWait(assembly));
+      struct Uncharge {
+        BudgetAccount& a;
+        int64_t n;
+        ~Uncharge() { a.Release(n); }
+      } uncharge{account_, assembly};
       if (CanCopyAsItArrives(first)) {
         s = ReadBatchCopying(input_.get(), dataset_->batch_size_, dataset_->drop_remainder_, std::move(first), out,
                              end_of_sequence, sample ? &wait_ns : nullptr);
@@ -208,6 +221,7 @@ class BatchDataset : public DatasetBase {
     std::unique_ptr<IteratorBase> input_;
     std::vector<Element> batch_;
     const std::shared_ptr<Node> node_;
+    BudgetAccount account_;
   };
 
   const DatasetPtr input_;

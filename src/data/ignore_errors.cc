@@ -36,13 +36,15 @@ class IgnoreErrorsDataset : public DatasetBase {
         : DatasetIterator(d),
           input_(d->input_->MakeIteratorInternal(ctx)),
           skipped_(ctx.skipped_errors),
-          node_(NewNode(ctx, "IgnoreErrors")) {}
+          node_(NewNode(ctx, "IgnoreErrors")),
+          model_(ctx.model) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
       StageTimer timer(*node_);
       while (true) {
         Status s = timer.Input(input_.get(), out, end_of_sequence);
         if (s.ok() || errors::IsCancelled(s)) return timer.Finish(std::move(s), *out, *end_of_sequence);
         if (skipped_) skipped_->fetch_add(1, std::memory_order_relaxed);
+        if (model_) model_->errors()->Record("IgnoreErrors", ErrorPolicy::kSkip, s);
         if (dataset_->log_warning_) LogWarning(WarningOf(s));
       }
     }
@@ -61,6 +63,7 @@ class IgnoreErrorsDataset : public DatasetBase {
     std::unique_ptr<IteratorBase> input_;
     const std::shared_ptr<std::atomic<int64_t>> skipped_;
     const std::shared_ptr<Node> node_;
+    const std::shared_ptr<Model> model_;  // its error report; may be null
   };
 
   const DatasetPtr input_;

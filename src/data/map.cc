@@ -10,7 +10,9 @@
 
 #include "data/checkpoint_status.h"
 #include "data/dataset_util.h"
+#include "data/error_policy.h"
 #include "data/interruptible_wait.h"
+#include "data/memory_budget.h"
 #include "data/map_and_batch.h"
 #include "data/model.h"
 #include "data/stage_timer.h"
@@ -63,9 +65,17 @@ class MapDataset : public DatasetBase {
   MapDataset(DatasetPtr input, IndexedMapFn fn, ElementSpec spec, MapOptions options)
       : DatasetBase(std::move(spec)), input_(std::move(input)), fn_(std::move(fn)), options_(options) {}
 
-  int64_t cardinality() const override { return input_->cardinality(); }
+  int64_t cardinality() const override {
+    return options_.error_policy.policy == ErrorPolicy::kSkip ? kUnknownCardinality : input_->cardinality();
+  }
   std::string DebugName() const override { return options_.num_parallel_calls ? "ParallelMap" : "Map"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override;
+  // This map with its own error policy `policy`.
+  DatasetPtr WithErrorPolicy(StageErrorPolicy policy) const {
+    MapOptions options = options_;
+    options.error_policy = std::move(policy);
+    return std::make_shared<MapDataset>(input_, fn_, element_spec(), options);
+  }
   ParallelMapParts parts() const { return {shared_from_this(), input_, fn_, options_, &epochs_}; }
 
  private:
@@ -84,19 +94,29 @@ class MapDataset::Iterator : public DatasetIterator<MapDataset> {
       : DatasetIterator(d),
         input_(d->input_->MakeIteratorInternal(ctx)),
         epoch_(epoch),
-        node_(NewNode(ctx, d->DebugName())) {}
+        node_(NewNode(ctx, d->DebugName())),
+        errors_(ctx, d->DebugName(), d->options_.error_policy, d->element_spec()) {}
 
   // One element in Node::kSampleEvery is timed (and its bytes counted).
   Status GetNext(Element* out, bool* end_of_sequence) override {
     const bool sample = node_->SampleNext();
     const int64_t t0 = sample ? NowNanos() : 0;
-    Element in;
-    SLUICE_RETURN_IF_ERROR(input_->GetNext(&in, end_of_sequence));
-    if (*end_of_sequence) return Status();
-    const int64_t t1 = sample ? NowNanos() : 0;
-    Result<Element> r = CallMapFn(dataset_->fn_, std::move(in), ElementIndex{epoch_, next_index_++}, input_->origin());
-    if (!r.ok()) return r.status();
-    *out = std::move(*r);
+    int64_t t1 = 0;
+    while (true) {  // again after an element the error policy skips
+      Element in;
+      SLUICE_RETURN_IF_ERROR(input_->GetNext(&in, end_of_sequence));
+      if (*end_of_sequence) return Status();
+      t1 = sample ? NowNanos() : 0;
+      Result<Element> r =
+          CallMapFn(dataset_->fn_, std::move(in), ElementIndex{epoch_, next_index_++}, input_->origin());
+      if (r.ok()) {
+        *out = std::move(*r);
+        break;
+      }
+      bool skip = false;
+      SLUICE_RETURN_IF_ERROR(errors_.Handle(r.status(), out, &skip));
+      if (!skip) break;
+    }
     if (sample) {
       Node::Bump(node_->wait_ns, (t1 - t0) * Node::kSampleEvery);
       Node::Bump(node_->busy_ns, (NowNanos() - t1) * Node::kSampleEvery);
@@ -130,6 +150,7 @@ class MapDataset::Iterator : public DatasetIterator<MapDataset> {
   uint64_t epoch_;
   uint64_t next_index_ = 0;
   const std::shared_ptr<Node> node_;
+  ErrorHandler errors_;
   mutable ElementOrigin origin_;  // origin()'s result when it drops the source
 };
 
@@ -153,6 +174,8 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
         model_(ctx.model),
         input_(d->input_->MakeIteratorInternal(ctx)),
         node_(NewNode(ctx, d->DebugName(), autotune_, autotune_ ? 1 : threads)),
+        errors_(ctx, d->DebugName(), d->options_.error_policy, d->element_spec()),
+        account_(ctx.model ? ctx.model->memory() : nullptr, d->DebugName()),
         parallelism_(autotune_ ? 1 : threads),
         cancel_(ctx, [this] { Cancel(); }) {}
 
@@ -175,11 +198,14 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
           return Status();  // the end slot stays: later calls end too
         }
         slots_.erase(ready);
+        front_index_.store(slots_.empty() ? kNoFront : slots_.front()->index, std::memory_order_relaxed);
+        account_.Release(slot->bytes);  // also wakes a chunk waiting to become the front
         // Waiting workers wake once half the slots are free, not for each
         // slot taken: one wake-up per parallelism_ chunks.
         if (workers_waiting_ > 0 && slots_.size() <= ChunkSize() * static_cast<size_t>(parallelism_)) {
           space_cv_.SignalAll();
         }
+        if (slot->skipped) continue;  // the error policy dropped it
         Node::Bump(node_->elements, 1);
         Node::Set(node_->buffer_fill, static_cast<int64_t>(slots_.size()));
         *end_of_sequence = false;
@@ -253,6 +279,9 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
   struct Slot {
     bool done = false;
     bool end = false;
+    bool skipped = false;  // by the error policy
+    uint64_t index = 0;    // in the pass
+    int64_t bytes = 0;     // of element, charged to account_
     Status status;
     Element element;
     std::optional<ElementOrigin> origin;  // of the input element, where known
@@ -338,6 +367,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     ready_cv_.SignalAll();
     space_cv_.SignalAll();
     park_cv_.SignalAll();
+    account_.Cancel();
     idle_cv_.SignalAll();
   }
 
@@ -400,6 +430,8 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
           first_index = next_index_;
           for (size_t j = 0; j < want; ++j) {
             chunk.push_back(std::make_shared<Slot>());
+            chunk.back()->index = first_index + j;
+            if (slots_.empty()) front_index_.store(first_index + j, std::memory_order_relaxed);
             slots_.push_back(chunk.back());
           }
           // At most 2 x parallelism_ chunks, plus the one being reserved.
@@ -442,10 +474,12 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
             CallMapFn(dataset_->fn_, std::move(elements[j]), ElementIndex{epoch_, first_index + j}, origin);
         if (r.ok()) {
           elements[j] = std::move(*r);
-          bytes += ElementBytes(elements[j]);
         } else {
-          chunk[j]->status = r.status();
+          chunk[j]->status = errors_.Handle(r.status(), &elements[j], &chunk[j]->skipped);
+          if (!chunk[j]->status.ok() || chunk[j]->skipped) continue;
         }
+        chunk[j]->bytes = ElementBytes(elements[j]);
+        bytes += chunk[j]->bytes;
       }
       if (n > 0) {
         const auto wall = std::chrono::steady_clock::now() - start;
@@ -453,6 +487,18 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
         Node::Add(node_->busy_ns, std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count());
         Node::Add(node_->cpu_ns, std::max<int64_t>(1, ThreadCpuNanos() - cpu_start));
         Node::Add(node_->bytes, bytes);
+      }
+      if (n > 0) element_bytes_.store(bytes / static_cast<int64_t>(n), std::memory_order_relaxed);
+      if (n > 0) {
+        // Waits for room in the budget unless this chunk holds the next
+        // element to hand out (then the consumer needs it now).
+        Status charged = account_.Charge(
+            bytes, [this, first_index] { return front_index_.load(std::memory_order_relaxed) >= first_index; });
+        if (errors::IsCancelled(charged)) return;
+        for (size_t j = 0; !charged.ok() && j < n; ++j) {
+          if (chunk[j]->bytes > 0) chunk[j]->status = charged;
+          chunk[j]->bytes = 0;
+        }
       }
       MutexLock lock(&mu_);
       for (size_t j = 0; j < chunk.size(); ++j) {
@@ -467,10 +513,15 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
 
   // Elements per chunk: enough calls for about kChunkTarget of work, at most
   // kMaxChunk; 1 until a call has been timed.
+  // Under a memory budget, a chunk (charged whole) also stays within
+  // 1/kBudgetShare of the budget.
   size_t ChunkSize() const {
     const int64_t ns = call_ns_.load(std::memory_order_relaxed);
     if (ns <= 0) return 1;
-    return static_cast<size_t>(std::clamp<int64_t>(kChunkTargetNs / ns, 1, kMaxChunk));
+    int64_t most = kMaxChunk;
+    const int64_t limit = account_.limit(), bytes = element_bytes_.load(std::memory_order_relaxed);
+    if (limit > 0 && bytes > 0) most = std::clamp<int64_t>(limit / kBudgetShare / bytes, 1, kMaxChunk);
+    return static_cast<size_t>(std::clamp<int64_t>(kChunkTargetNs / ns, 1, most));
   }
   void RecordCallTime(std::chrono::nanoseconds per_call) {
     const int64_t old_ns = call_ns_.load(std::memory_order_relaxed);
@@ -480,6 +531,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
 
   static constexpr int64_t kChunkTargetNs = 50'000;
   static constexpr int64_t kMaxChunk = 32;
+  static constexpr int64_t kBudgetShare = 64;
 
   // Constant after construction.
   const bool autotune_;
@@ -490,6 +542,11 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
   std::unique_ptr<IteratorBase> input_ SLUICE_GUARDED_BY(input_mu_);
 
   const std::shared_ptr<Node> node_;
+  ErrorHandler errors_;
+  BudgetAccount account_;
+  // The index of slots_.front() (kNoFront: none), for the budget's wait.
+  static constexpr uint64_t kNoFront = ~uint64_t{0};
+  std::atomic<uint64_t> front_index_{kNoFront};
   bool deterministic_ = true;  // set by StartThreads; the consumer's
 
   Mutex mu_;
@@ -510,6 +567,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
   int64_t active_ SLUICE_GUARDED_BY(mu_) = 0;   // chunks reserved and not yet published
   CondVar idle_cv_;                             // active_ fell to 0 during a Save, or cancelled
   std::atomic<int64_t> call_ns_{0};  // average time of one call (EWMA)
+  std::atomic<int64_t> element_bytes_{0};  // bytes of the last chunk's elements, on average
 
   std::optional<ElementOrigin> origin_;  // of the element returned last; consumer only
   std::vector<std::thread> threads_;     // consumer thread and destructor only
@@ -591,7 +649,13 @@ Result<DatasetPtr> MapWithIndex(DatasetPtr input, IndexedMapFn fn, ElementSpec o
     return InvalidArgument("num_parallel_calls must be positive or AUTOTUNE, not " +
                            std::to_string(*options.num_parallel_calls));
   }
+  SLUICE_RETURN_IF_ERROR(CheckReplacement(options.error_policy, out_spec));
   return DatasetPtr(std::make_shared<MapDataset>(std::move(input), std::move(fn), std::move(out_spec), options));
+}
+
+DatasetPtr MapWithErrorPolicy(const DatasetPtr& map, StageErrorPolicy policy) {
+  const auto* m = dynamic_cast<const MapDataset*>(map.get());
+  return m == nullptr ? nullptr : m->WithErrorPolicy(std::move(policy));
 }
 
 Result<DatasetPtr> Filter(DatasetPtr input, PredicateFn predicate) {

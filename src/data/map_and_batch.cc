@@ -603,7 +603,10 @@ Status MapAndBatchDataset::Iterator::Restore(IteratorStateReader* r) {
 std::unique_ptr<IteratorBase> MapAndBatchDataset::MakeIteratorInternal(const IteratorContext& ctx) const {
   // Options of stages inside the map's input are not merged yet; TF reads
   // the whole tree's, which differs only where an inner with_options sets it.
-  if (ctx.model && !ctx.model->BuildOptions().optimization.map_and_batch_fusion.value_or(true)) {
+  // A memory budget or an error policy is applied by the unfused stages.
+  const Options o = ctx.model ? ctx.model->BuildOptions() : Options{};
+  if (!o.optimization.map_and_batch_fusion.value_or(true) || o.ram_budget.value_or(0) > 0 ||
+      o.error_policy.value_or(ErrorPolicy::kFail) != ErrorPolicy::kFail) {
     return unfused_->MakeIteratorInternal(ctx);
   }
   return std::make_unique<Iterator>(this, ctx, NextPass(*map_.epochs, ctx));
@@ -615,6 +618,7 @@ DatasetPtr FuseMapAndBatch(const DatasetPtr& unfused, const DatasetPtr& input, i
                            bool drop_remainder) {
   std::optional<ParallelMapParts> map = AsParallelMap(input);
   if (!map || !CanFuse(input->element_spec())) return nullptr;
+  if (map->options.error_policy.policy.value_or(ErrorPolicy::kFail) != ErrorPolicy::kFail) return nullptr;
   return std::make_shared<MapAndBatchDataset>(std::move(*map), unfused, batch_size, drop_remainder);
 }
 

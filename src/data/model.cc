@@ -113,6 +113,8 @@ Options MergeOptions(const Options& base, const Options& over) {
   Over(o.threading.private_threadpool_size, over.threading.private_threadpool_size);
   Over(o.threading.max_intra_op_parallelism, over.threading.max_intra_op_parallelism);
   Over(o.optimization.map_and_batch_fusion, over.optimization.map_and_batch_fusion);
+  Over(o.ram_budget, over.ram_budget);
+  Over(o.error_policy, over.error_policy);
   return o;
 }
 
@@ -181,7 +183,9 @@ int64_t Model::cpu_budget() const {
 
 int64_t Model::ram_budget() const {
   MutexLock lock(&mu_);
-  const int64_t b = options_.autotune.ram_budget.value_or(0);
+  // AUTOTUNE plans within the hard budget where its own is unset.
+  int64_t b = options_.autotune.ram_budget.value_or(0);
+  if (b <= 0) b = options_.ram_budget.value_or(0);
   return b > 0 ? b : PhysicalRamBytes() / 2;
 }
 
@@ -195,6 +199,7 @@ void Model::Start() {
   MutexLock lock(&mu_);
   if (started_) return;
   started_ = true;
+  memory_->SetLimit(options_.ram_budget.value_or(0));
   if (has_autotune_) StartTunerLocked();
 }
 
@@ -381,6 +386,7 @@ Result<DatasetPtr> WithOptions(DatasetPtr input, Options options) {
   if (options.autotune.ram_budget && *options.autotune.ram_budget < 0) {
     return InvalidArgument("autotune.ram_budget must be >= 0");
   }
+  if (options.ram_budget && *options.ram_budget < 0) return InvalidArgument("ram_budget must be >= 0");
   return DatasetPtr(std::make_shared<OptionsDataset>(std::move(input), std::move(options)));
 }
 

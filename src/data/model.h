@@ -23,6 +23,8 @@
 #include <vector>
 
 #include "sluice/core/element.h"
+#include "data/error_policy.h"
+#include "data/memory_budget.h"
 #include "sluice/core/mutex.h"
 #include "sluice/data/datasets.h"
 
@@ -141,6 +143,10 @@ class Model {
 
   void SetRootNode(std::shared_ptr<Node> root) SLUICE_EXCLUDES(mu_);
 
+  // The tree's byte account (Options.ram_budget) and error report.
+  const std::shared_ptr<MemoryBudget>& memory() const { return memory_; }
+  const std::shared_ptr<ErrorReport>& errors() const { return errors_; }
+
   // How often the tuner re-tunes.
   static constexpr std::chrono::milliseconds kTunePeriod{100};
   // An AUTOTUNE stage's calls in flight are at most this many per core of
@@ -172,6 +178,8 @@ class Model {
   int64_t reserved_bytes_ SLUICE_GUARDED_BY(mu_) = 0;
   std::thread tuner_ SLUICE_GUARDED_BY(mu_);
   Mutex tune_mu_ SLUICE_ACQUIRED_BEFORE(mu_);  // one TuneOnce at a time
+  const std::shared_ptr<MemoryBudget> memory_ = std::make_shared<MemoryBudget>();
+  const std::shared_ptr<ErrorReport> errors_ = std::make_shared<ErrorReport>();
 };
 
 // A node for a stage of ctx's tree; without a model, one nobody reads.

@@ -12,6 +12,7 @@
 #include "data/checkpoint_status.h"
 #include "data/dataset_util.h"
 #include "data/interruptible_wait.h"
+#include "data/memory_budget.h"
 #include "data/model.h"
 #include "data/prefetch.h"
 #include "sluice/core/mutex.h"
@@ -31,6 +32,7 @@ class PrefetchIterator : public IteratorBase {
         model_(ctx.model),
         input_(std::move(input)),
         node_(NewNode(ctx, "Prefetch", autotune_)),
+        account_(ctx.model ? ctx.model->memory() : nullptr, "Prefetch"),
         capacity_(autotune_ ? 1 : static_cast<size_t>(buffer_size)),
         cancel_(ctx, [this] { Cancel(); }) {
     Node::Set(node_->buffer_size, static_cast<int64_t>(capacity_));
@@ -64,6 +66,8 @@ class PrefetchIterator : public IteratorBase {
     }
     Item item = std::move(buffer_.front());
     buffer_.pop_front();
+    buffered_.store(buffer_.size(), std::memory_order_relaxed);
+    account_.Release(item.bytes);
     space_cv_.Signal();
     Node::Bump(node_->elements, 1);
     Node::Set(node_->buffer_fill, static_cast<int64_t>(buffer_.size()));
@@ -120,11 +124,14 @@ class PrefetchIterator : public IteratorBase {
       Item item;
       SLUICE_RETURN_IF_ERROR(ReadStatus(*r, key + ".status", &item.status));
       if (item.status.ok()) SLUICE_RETURN_IF_ERROR(r->ReadElement(key, &item.element));
+      item.bytes = item.status.ok() ? ElementBytes(item.element) : 0;
+      SLUICE_RETURN_IF_ERROR(account_.ChargeNoWait(item.bytes));  // released as handed out
       buffer.push_back(std::move(item));
     }
     {
       MutexLock lock(&mu_);
       buffer_ = std::move(buffer);
+      buffered_.store(buffer_.size(), std::memory_order_relaxed);
       done_ = done;
     }
     IteratorStateReader input = r->Child("input");
@@ -135,6 +142,7 @@ class PrefetchIterator : public IteratorBase {
   struct Item {
     Status status;
     Element element;
+    int64_t bytes = 0;  // charged to account_
   };
 
   // An underflow: double the buffer if it had filled since it last grew and
@@ -144,7 +152,7 @@ class PrefetchIterator : public IteratorBase {
     if (!filled_ || !model_ || !model_->autotune_enabled() || produced_ == 0) return;
     const int64_t per_element = std::max<int64_t>(1, produced_bytes_ / produced_);
     const int64_t more = static_cast<int64_t>(capacity_) * per_element;
-    if (!model_->TryReserveBytes(more)) return;
+    if (!account_.HasRoomFor(more) || !model_->TryReserveBytes(more)) return;
     reserved_bytes_ += more;
     capacity_ *= 2;
     filled_ = false;
@@ -157,6 +165,7 @@ class PrefetchIterator : public IteratorBase {
     cancelled_ = true;
     ready_cv_.SignalAll();
     space_cv_.SignalAll();
+    account_.Cancel();
     idle_cv_.SignalAll();
   }
 
@@ -174,6 +183,16 @@ class PrefetchIterator : public IteratorBase {
       item.status = input_->GetNext(&item.element, &end);
       Node::Bump(node_->wait_ns, NowNanos() - start);  // the thread's own work is nil
       const int64_t bytes = item.status.ok() && !end ? ElementBytes(item.element) : 0;
+      if (item.status.ok() && !end) {
+        // Waits for room in the budget unless the consumer has nothing to take.
+        Status charged = account_.Charge(bytes, [this] { return buffered_.load(std::memory_order_relaxed) == 0; });
+        if (errors::IsCancelled(charged)) return;
+        if (charged.ok()) {
+          item.bytes = bytes;
+        } else {
+          item = Item{charged, Element(), 0};
+        }
+      }
       MutexLock lock(&mu_);
       fetching_ = false;
       if (paused_) idle_cv_.SignalAll();
@@ -183,6 +202,7 @@ class PrefetchIterator : public IteratorBase {
         return;
       }
       buffer_.push_back(std::move(item));
+      buffered_.store(buffer_.size(), std::memory_order_relaxed);
       ++produced_;
       produced_bytes_ += bytes;
       Node::Bump(node_->bytes, bytes);
@@ -197,6 +217,8 @@ class PrefetchIterator : public IteratorBase {
   const std::shared_ptr<Model> model_;   // may be null
   std::unique_ptr<IteratorBase> input_;  // the prefetch thread only
   const std::shared_ptr<Node> node_;
+  BudgetAccount account_;
+  std::atomic<size_t> buffered_{0};  // buffer_.size(), for the budget's wait
 
   Mutex mu_;
   CondVar ready_cv_;  // an item arrived, the input ended, or cancelled

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "data/dataset_util.h"
+#include "data/error_policy.h"
 #include "data/model.h"
 #include "data/record_source.h"
 #include "io/buffered_input.h"
@@ -289,7 +290,10 @@ Result<DatasetPtr> MakeFilesDataset(std::vector<std::string> filenames, FileOpti
                                     const RecordDatasetOptions& options) {
   if (options.buffer_size < 0) return InvalidArgument("buffer_size must be >= 0");
   if (!options.num_parallel_reads.has_value()) {
-    return DatasetPtr(std::make_shared<FilesDataset>(std::move(filenames), file_options));
+    auto files = std::make_shared<FilesDataset>(std::move(filenames), file_options);
+    std::string stage = files->DebugName();
+    // The readers' errors reach the error policy (the stage's, else Options').
+    return WithErrorPolicy(std::move(files), std::move(stage), StageErrorPolicy{});
   }
   int64_t n = *options.num_parallel_reads;
   if (n == kAutotune) n = AutotuneParallelism();
@@ -301,8 +305,11 @@ Result<DatasetPtr> MakeFilesDataset(std::vector<std::string> filenames, FileOpti
         std::make_shared<FilesDataset>(std::vector<std::string>{e[0].scalar<std::string>()}, file_options));
   };
   ElementSpec spec{{DType::kString}, {PartialShape({})}, {}};
-  return Interleave(std::move(names), std::move(open), std::move(spec),
-                    InterleaveOptions{.cycle_length = n, .block_length = 1, .num_parallel_calls = n});
+  const std::string stage = FilesDataset(std::vector<std::string>{}, file_options).DebugName();
+  SLUICE_ASSIGN_OR_RETURN(DatasetPtr reads, Interleave(std::move(names), std::move(open), std::move(spec),
+                                                       InterleaveOptions{.cycle_length = n, .block_length = 1,
+                                                                         .num_parallel_calls = n}));
+  return WithErrorPolicy(std::move(reads), stage, StageErrorPolicy{});
 }
 
 }  // namespace

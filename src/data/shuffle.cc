@@ -13,6 +13,7 @@
 
 #include "core/philox.h"
 #include "data/dataset_util.h"
+#include "data/memory_budget.h"
 #include "data/record_source.h"
 #include "data/model.h"
 #include "data/stage_timer.h"
@@ -63,19 +64,28 @@ class ShuffleDataset : public DatasetBase {
           pass_(pass),
           rng_(d->SeedsOf(pass).first, d->SeedsOf(pass).second),
           buffer_(static_cast<size_t>(d->buffer_size_)),
-          node_(NewNode(ctx, "Shuffle")) {
+          node_(NewNode(ctx, "Shuffle")),
+          account_(ctx.model ? ctx.model->memory() : nullptr, "Shuffle") {
       Node::Set(node_->buffer_size, d->buffer_size_);
     }
 
     Status GetNext(Element* out, bool* end_of_sequence) override {
       StageTimer timer(*node_);
       const int64_t n = dataset_->buffer_size_;
-      while (!input_done_ && end_ - start_ < n) {
+      // Under a memory budget without room, the buffer fills only as far
+      // as the budget allows (at least one element).
+      while (!input_done_ && end_ - start_ < n && (end_ == start_ || account_.HasRoom())) {
         bool end = false;
-        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), &buffer_[static_cast<size_t>(end_ % n)], &end));
+        Element& slot = buffer_[static_cast<size_t>(end_ % n)];
+        SLUICE_RETURN_IF_ERROR(timer.Input(input_.get(), &slot, &end));
         if (end) {
           input_done_ = true;
           break;
+        }
+        Status charged = account_.ChargeNoWait(ElementBytes(slot));
+        if (!charged.ok()) {
+          slot.clear();
+          return charged;
         }
         KeepOrigin(static_cast<size_t>(end_ % n));
         ++end_;
@@ -88,6 +98,7 @@ class ShuffleDataset : public DatasetBase {
       ++draws_;
       const size_t index = static_cast<size_t>((start_ + offset) % n);
       *out = std::move(buffer_[index]);
+      account_.Release(ElementBytes(*out));
       std::swap(buffer_[index], buffer_[static_cast<size_t>(start_ % n)]);
       if (!origins_.empty()) std::swap(origins_[index], origins_[static_cast<size_t>(start_ % n)]);
       ++start_;
@@ -143,6 +154,7 @@ class ShuffleDataset : public DatasetBase {
       origins_.clear();
       for (size_t i = 0; i < elements.size(); ++i) {
         buffer_[i] = std::move(elements[i]);
+        SLUICE_RETURN_IF_ERROR(account_.ChargeNoWait(ElementBytes(buffer_[i])));  // released as handed out
         if (origins[i].source == nullptr) continue;
         if (origins_.empty()) origins_.resize(buffer_.size());
         origins_[i] = std::move(origins[i]);
@@ -175,6 +187,7 @@ class ShuffleDataset : public DatasetBase {
     int64_t end_ = 0;
     bool input_done_ = false;
     const std::shared_ptr<Node> node_;
+    BudgetAccount account_;
   };
 
   const DatasetPtr input_;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -42,6 +43,29 @@ using PredicateFn = std::function<Result<bool>(const Element&)>;
 // An interleave function: the dataset an input element opens.
 using InterleaveFn = std::function<Result<DatasetPtr>(Element)>;
 
+// ---- Error policy (error_policy.cc; reports at the end of this file) ---------------
+
+// What a stage does with an error of one of its elements (a corrupt record,
+// a read error, a map function's failure such as an undecodable image or a
+// parse error): kFail returns it (tf.data's behaviour, the default); kSkip
+// drops the element, counts it in skipped_errors() and reports it
+// (IteratorErrors); kReplace reports it and yields a substitute instead.
+// Cancelled and the memory budget's ResourceExhausted always pass through.
+enum class ErrorPolicy { kFail, kSkip, kReplace };
+// "fail", "skip" or "replace"; InvalidArgument otherwise.
+Result<ErrorPolicy> ParseErrorPolicy(std::string_view name);
+std::string_view ErrorPolicyName(ErrorPolicy policy);
+// A stage's own policy (MapOptions, RecordDatasetOptions).
+struct StageErrorPolicy {
+  std::optional<ErrorPolicy> policy;   // nullopt: Options.error_policy (nullopt there: kFail)
+  std::optional<Element> replacement;  // kReplace's substitute; nullopt: zeros of the stage's element_spec
+};
+// A copy of `stage` with its own error policy: a Map's applies to its
+// function's errors; a reader's (TFRecordDataset, ...) to the reader's;
+// any other dataset is wrapped, so that every error of its elements is
+// handled. InvalidArgument for a replacement unlike the elements.
+Result<DatasetPtr> WithStageErrorPolicy(const DatasetPtr& stage, StageErrorPolicy policy);
+
 // ---- Sources -------------------------------------------------------------------
 
 // tf.data.Dataset.range(start, stop, step): int64 scalars (or `dtype`, an
@@ -57,7 +81,11 @@ Result<DatasetPtr> FromTensorSlices(Element components, std::vector<std::string>
 // compression_type "", "ZLIB" or "GZIP"; buffer_size in bytes (0: the
 // default); num_parallel_reads > 1 (or kAutotune) reads that many files at
 // once, interleaving their records one by one (TF's order). Errors carry
-// the "file", "record" and "offset" payloads.
+// the "file", "record" and "offset" payloads. The readers' errors (a file
+// that does not open, a read error, a corrupt record) reach
+// Options.error_policy, or the reader's own (WithStageErrorPolicy); the rest
+// of a file that fails is skipped (TF's rule), so kReplace yields one
+// substitute for it.
 struct RecordDatasetOptions {
   std::string compression_type;
   int64_t buffer_size = 0;
@@ -90,6 +118,8 @@ struct MapOptions {
   // false: a parallel map hands out whichever element is ready first.
   // nullopt: Options' deterministic (default true).
   std::optional<bool> deterministic = std::nullopt;
+  // Applies to the function's errors only (not to its input's).
+  StageErrorPolicy error_policy = {};
 };
 // `fn` of each element; `out_spec` is its output signature (dtype kInvalid
 // where unknown). An OutOfRange returned by fn becomes InvalidArgument
@@ -515,6 +545,12 @@ struct Options {
   AutotuneOptions autotune;
   ThreadingOptions threading;
   OptimizationOptions optimization;
+  // sluice's own: the hard byte budget of the tree's buffers (see "Memory
+  // budget" below; nullopt or 0: none), which AUTOTUNE also plans within
+  // where autotune.ram_budget is unset; and the error policy of every
+  // reader and map whose own is unset (nullopt: kFail).
+  std::optional<int64_t> ram_budget = std::nullopt;
+  std::optional<ErrorPolicy> error_policy = std::nullopt;
 };
 // `base` with every field that `over` sets replaced (TF's merge_options:
 // the later options win).
@@ -562,6 +598,54 @@ Options IteratorOptions(const IteratorBase& root);
 // Unset num_parallel_calls: 1. Errors: as MapWithIndex and Batch.
 Result<DatasetPtr> MapAndBatch(DatasetPtr input, IndexedMapFn fn, ElementSpec out_spec, int64_t batch_size,
                                bool drop_remainder = false, MapOptions options = {});
+
+// ---- Memory budget and error reports (memory_budget.cc, error_policy.cc) -----------
+
+// The byte account of an iterator tree (src/data/memory_budget.h). Every
+// buffer between stages (prefetch, shuffle, parallel map, parallel
+// interleave's read-ahead, cache in memory, batch assembly) charges the
+// tensor bytes it holds. With Options.ram_budget set, a stage that could
+// do without its next element waits (shuffle samples from a smaller buffer
+// instead) while the total would pass the budget less a reserve of one
+// element per buffering stage (the largest each has held); a stage whose
+// consumer needs its next element now never waits. So a pipeline slows
+// down instead of passing the budget, never hangs, and the tracked bytes
+// stay within the budget, except that an element larger than every earlier
+// one of its stage may pass it by the difference (until each stage has held
+// an element, the others keep to half the budget less the reserve, which
+// leaves the first elements of the rest the other half). A budget smaller than the
+// reserve fails the charge that shows it (at the first elements) with
+// ResourceExhausted; an in-memory cache that outgrows it too.
+struct MemoryStats {
+  int64_t limit = 0;          // Options.ram_budget (0: none)
+  int64_t bytes = 0;          // tracked now
+  int64_t peak_bytes = 0;     // the most tracked at once
+  int64_t reserve_bytes = 0;  // one element per buffering stage (with a limit)
+  int64_t waits = 0;          // charges that waited for room
+  int64_t wait_ns = 0;        // their time waiting
+};
+// Thread-safe, while `root` (a MakeIterator() iterator) is alive.
+MemoryStats IteratorMemory(const IteratorBase& root);
+
+// The errors an error policy (kSkip, kReplace, or ignore_errors) handled, per
+// kind (stage and code), with the first kMaxErrorExamples of each.
+inline constexpr size_t kMaxErrorExamples = 5;
+struct ErrorExample {
+  std::string file;      // the "file" payload ("" if none)
+  int64_t record = -1;   // the "record" payload (-1 if none)
+  int64_t offset = -1;   // the "offset" payload (-1 if none)
+  int64_t element = -1;  // the "element" payload: position in the map's pass
+  std::string message;
+};
+struct ErrorKindStats {
+  std::string stage;  // "TFRecordDataset", "Map", "ParallelMap", "IgnoreErrors", ...
+  Code code = Code::kUnknown;
+  ErrorPolicy policy = ErrorPolicy::kSkip;
+  int64_t count = 0;
+  std::vector<ErrorExample> examples;
+};
+// In the order the kinds first happened. Thread-safe, while `root` is alive.
+std::vector<ErrorKindStats> IteratorErrors(const IteratorBase& root);
 
 }  // namespace sluice::data
 
