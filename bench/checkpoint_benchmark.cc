@@ -24,15 +24,12 @@
 #include <string_view>
 #include <vector>
 
+#include "common/image_dataset.h"
 #include "sluice/data/checkpoint.h"
 #include "sluice/data/datasets.h"
-#include "sluice/data/map_ops.h"
 #include "sluice/image/codec.h"
-#include "sluice/image/random_resized_crop.h"
 #include "sluice/io/record_writer.h"
 #include "sluice/ops/example_builder.h"
-#include "sluice/ops/feature_spec.h"
-#include "sluice/ops/parse_example.h"
 
 namespace {
 
@@ -138,22 +135,11 @@ Status Generate(const Flags& f) {
 // The pipeline; `batched` false leaves out the Batch (where it cannot be
 // saved yet the loop below batches by hand).
 Result<data::DatasetPtr> Build(const Flags& f, bool batched) {
-  sluice::ops::FeatureSpec spec;
-  spec["image"] = sluice::ops::FixedLenFeature(TensorShape({}), DType::kString);
-  spec["label"] = sluice::ops::FixedLenFeature(TensorShape({}), DType::kInt64);
-  spec["id"] = sluice::ops::FixedLenFeature(TensorShape({}), DType::kInt64);
-  SLUICE_ASSIGN_OR_RETURN(sluice::ops::ExampleParser parser, sluice::ops::ExampleParser::Create(spec));
-  sluice::image::RandomResizedCropOptions crop;
-  crop.height = 224;
-  crop.width = 224;
   SLUICE_ASSIGN_OR_RETURN(data::DatasetPtr ds, data::TFRecordDataset(FileNames(f)));
   SLUICE_ASSIGN_OR_RETURN(ds, data::Shuffle(ds, f.buffer, /*seed=*/87654321, /*seed2=*/7));
-  SLUICE_ASSIGN_OR_RETURN(data::NativeMap parse, data::ParseExampleMap(ds->element_spec(), parser));
-  SLUICE_ASSIGN_OR_RETURN(ds, data::MapWithIndex(ds, parse.fn, parse.spec));  // {id, image, label}
-  SLUICE_ASSIGN_OR_RETURN(data::NativeMap crops, data::RandomResizedCropMap(ds->element_spec(), 1, crop, 1));
-  SLUICE_ASSIGN_OR_RETURN(ds, data::MapWithIndex(ds, crops.fn, crops.spec));
-  if (!batched) return ds;
-  return data::Batch(ds, f.batch);
+  sluice_examples::ImageDatasetOptions options;  // 224x224 crops, sequential maps
+  options.batch = batched ? f.batch : 0;
+  return sluice_examples::ImageDataset(ds, options);
 }
 
 // The ids of the next batch (one Batch element, or `batch` elements).

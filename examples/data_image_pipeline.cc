@@ -17,40 +17,34 @@
 //
 //   data_image_pipeline [--images N] [--files N] [--epochs N] [--threads N]
 //                       [--batch N] [--size N] [--width N] [--height N] [--quiet]
-#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <iterator>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "common/flags.h"
+#include "common/image_dataset.h"
 #include "common/synthetic_images.h"
 #include "sluice/core/element.h"
 #include "sluice/core/status.h"
 #include "sluice/core/tensor.h"
 #include "sluice/data/datasets.h"
-#include "sluice/data/map_ops.h"
 #include "sluice/image/codec.h"
-#include "sluice/image/random_resized_crop.h"
 #include "sluice/io/record_writer.h"
-#include "sluice/ops/feature_spec.h"
-#include "sluice/ops/parse_example.h"
 
 namespace {
 
 namespace data = sluice::data;
 namespace fs = std::filesystem;
 namespace image = sluice::image;
-namespace ops = sluice::ops;
-using sluice::DType;
 using sluice_examples::CheckRows;
 using sluice_examples::ExampleRecord;
+using sluice_examples::ImageDataset;
 using sluice_examples::MakeImage;
 using sluice_examples::Tally;
 using sluice::Element;
@@ -74,36 +68,16 @@ struct Flags {
 
 // Parses "--name value" and "--name=value". Returns false on a bad flag.
 bool ParseFlags(int argc, char** argv, Flags* f) {
-  struct Valued {
-    std::string_view name;
-    int64_t* value;
-  };
-  const Valued valued[] = {{"--images", &f->images}, {"--files", &f->files},   {"--epochs", &f->epochs},
-                           {"--threads", &f->threads}, {"--batch", &f->batch}, {"--size", &f->size},
-                           {"--width", &f->width},   {"--height", &f->height}};
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--quiet") {
-      f->quiet = true;
-      continue;
-    }
-    std::string value;
-    if (const size_t eq = arg.find('='); eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg.resize(eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    }
-    const auto it = std::find_if(std::begin(valued), std::end(valued), [&](const Valued& v) { return v.name == arg; });
-    char* end = nullptr;
-    const long long n = std::strtoll(value.c_str(), &end, 10);
-    if (it == std::end(valued) || value.empty() || *end != '\0' || n < 1) {
-      std::fprintf(stderr, "bad flag %s %s\n", arg.c_str(), value.c_str());
-      return false;
-    }
-    *it->value = n;
-  }
-  return true;
+  return sluice_examples::ParseFlags(argc, argv,
+                                     {{"--images", &f->images},
+                                      {"--files", &f->files},
+                                      {"--epochs", &f->epochs},
+                                      {"--threads", &f->threads},
+                                      {"--batch", &f->batch},
+                                      {"--size", &f->size},
+                                      {"--width", &f->width},
+                                      {"--height", &f->height}},
+                                     {{"--quiet", &f->quiet}});
 }
 
 // ---- Data (as image_pipeline.cc: common/synthetic_images.h) ----------------------
@@ -134,27 +108,12 @@ Result<std::vector<std::string>> Generate(const Flags& f, const fs::path& dir) {
 // ---- The pipeline -------------------------------------------------------------------
 
 Result<data::DatasetPtr> Build(const Flags& f, const std::vector<std::string>& files) {
-  ops::FeatureSpec spec;
-  spec["image"] = ops::FixedLenFeature(TensorShape({}), DType::kString);
-  spec["label"] = ops::FixedLenFeature(TensorShape({}), DType::kInt64);
-  spec["id"] = ops::FixedLenFeature(TensorShape({}), DType::kInt64);
-  SLUICE_ASSIGN_OR_RETURN(ops::ExampleParser parser, ops::ExampleParser::Create(spec));
-  image::RandomResizedCropOptions crop;  // torchvision's RandomResizedCrop + flip + ImageNet Normalize, CHW
-  crop.height = f.size;
-  crop.width = f.size;
-  const data::MapOptions parallel{.num_parallel_calls = f.threads};
-
   data::RecordDatasetOptions read;
   read.num_parallel_reads = f.files;  // every file at once
   SLUICE_ASSIGN_OR_RETURN(data::DatasetPtr ds, data::TFRecordDataset(files, read));
   SLUICE_ASSIGN_OR_RETURN(ds, data::Shuffle(ds, 4 * f.batch, /*seed=*/87654321, /*seed2=*/7));
   SLUICE_ASSIGN_OR_RETURN(ds, data::Repeat(ds, f.epochs));
-  SLUICE_ASSIGN_OR_RETURN(data::NativeMap parse, data::ParseExampleMap(ds->element_spec(), parser));
-  SLUICE_ASSIGN_OR_RETURN(ds, data::MapWithIndex(ds, parse.fn, parse.spec, parallel));  // {id, image, label}
-  SLUICE_ASSIGN_OR_RETURN(data::NativeMap crops, data::RandomResizedCropMap(ds->element_spec(), 1, crop, /*seed=*/1));
-  SLUICE_ASSIGN_OR_RETURN(ds, data::MapWithIndex(ds, crops.fn, crops.spec, parallel));
-  SLUICE_ASSIGN_OR_RETURN(ds, data::Batch(ds, f.batch));
-  return data::Prefetch(ds, 2);
+  return ImageDataset(ds, {.size = f.size, .map = {.num_parallel_calls = f.threads}, .batch = f.batch, .prefetch = 2});
 }
 
 // Checks one batch {id, image, label} (the parsed features' sorted order).

@@ -35,26 +35,23 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/flags.h"
+#include "common/image_dataset.h"
 #include "sluice/core/element.h"
 #include "sluice/core/status.h"
 #include "sluice/core/tensor.h"
 #include "sluice/data/datasets.h"
-#include "sluice/data/map_ops.h"
 #include "sluice/distribute/datasets.h"
 #include "sluice/distribute/mpi.h"
 #include "sluice/distribute/service.h"
 #include "sluice/image/codec.h"
-#include "sluice/image/random_resized_crop.h"
 #include "sluice/io/record_writer.h"
 #include "sluice/ops/example_builder.h"
-#include "sluice/ops/feature_spec.h"
-#include "sluice/ops/parse_example.h"
 
 namespace {
 
@@ -86,37 +83,17 @@ struct Flags {
 
 // Parses "--name value" and "--name=value". Returns false on a bad flag.
 bool ParseFlags(int argc, char** argv, Flags* f) {
-  struct Valued {
-    std::string_view name;
-    int64_t* value;
-  };
-  const Valued valued[] = {{"--images", &f->images}, {"--files", &f->files},   {"--epochs", &f->epochs},
-                           {"--threads", &f->threads}, {"--batch", &f->batch}, {"--size", &f->size},
-                           {"--width", &f->width},   {"--height", &f->height},
-                           {"--preprocess-ranks", &f->preprocess_ranks}};
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--quiet") {
-      f->quiet = true;
-      continue;
-    }
-    std::string value;
-    if (const size_t eq = arg.find('='); eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg.resize(eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    }
-    const auto it = std::find_if(std::begin(valued), std::end(valued), [&](const Valued& v) { return v.name == arg; });
-    char* end = nullptr;
-    const long long n = std::strtoll(value.c_str(), &end, 10);
-    if (it == std::end(valued) || value.empty() || *end != '\0' || n < 1) {
-      std::fprintf(stderr, "bad flag %s %s\n", arg.c_str(), value.c_str());
-      return false;
-    }
-    *it->value = n;
-  }
-  return true;
+  return sluice_examples::ParseFlags(argc, argv,
+                                     {{"--images", &f->images},
+                                      {"--files", &f->files},
+                                      {"--epochs", &f->epochs},
+                                      {"--threads", &f->threads},
+                                      {"--batch", &f->batch},
+                                      {"--size", &f->size},
+                                      {"--width", &f->width},
+                                      {"--height", &f->height},
+                                      {"--preprocess-ranks", &f->preprocess_ranks}},
+                                     {{"--quiet", &f->quiet}});
 }
 
 // ---- Data (as image_pipeline.cc) -------------------------------------------------
@@ -180,28 +157,14 @@ Result<std::vector<std::string>> Generate(const Flags& f, const fs::path& dir) {
 // The pipeline over this input pipeline's share (`shard`: id and count of the
 // ranks that run it; no communicator: the seed is given).
 Result<data::DatasetPtr> Build(const Flags& f, const std::vector<std::string>& files, const dist::InputContext& shard) {
-  ops::FeatureSpec spec;
-  spec["image"] = ops::FixedLenFeature(TensorShape({}), DType::kString);
-  spec["label"] = ops::FixedLenFeature(TensorShape({}), DType::kInt64);
-  spec["id"] = ops::FixedLenFeature(TensorShape({}), DType::kInt64);
-  SLUICE_ASSIGN_OR_RETURN(ops::ExampleParser parser, ops::ExampleParser::Create(spec));
-  image::RandomResizedCropOptions crop;  // torchvision's RandomResizedCrop + flip + ImageNet Normalize, CHW
-  crop.height = f.size;
-  crop.width = f.size;
-  const data::MapOptions parallel{.num_parallel_calls = f.threads};
-
   dist::DistributeOptions sharding;
   sharding.policy = dist::ShardingPolicy::kRecord;
   sharding.seed = 87654321;
   sharding.uneven = dist::Uneven::kAllow;  // the check counts every image once per epoch
   SLUICE_ASSIGN_OR_RETURN(data::DatasetPtr ds, dist::ShardedRecordFiles(files, sharding, shard));
   SLUICE_ASSIGN_OR_RETURN(ds, data::Repeat(ds, f.epochs));
-  SLUICE_ASSIGN_OR_RETURN(data::NativeMap parse, data::ParseExampleMap(ds->element_spec(), parser));
-  SLUICE_ASSIGN_OR_RETURN(ds, data::MapWithIndex(ds, parse.fn, parse.spec, parallel));  // {id, image, label}
-  SLUICE_ASSIGN_OR_RETURN(data::NativeMap crops, data::RandomResizedCropMap(ds->element_spec(), 1, crop, /*seed=*/1));
-  SLUICE_ASSIGN_OR_RETURN(ds, data::MapWithIndex(ds, crops.fn, crops.spec, parallel));
-  SLUICE_ASSIGN_OR_RETURN(ds, data::Batch(ds, f.batch));
-  return data::Prefetch(ds, 2);
+  return sluice_examples::ImageDataset(
+      ds, {.size = f.size, .map = {.num_parallel_calls = f.threads}, .batch = f.batch, .prefetch = 2});
 }
 
 struct Tally {
