@@ -27,83 +27,25 @@
 #include <string>
 #include <vector>
 
-#include "common/flags.h"
 #include "common/image_dataset.h"
-#include "common/synthetic_images.h"
+#include "common/image_example.h"
 #include "sluice/core/element.h"
 #include "sluice/core/status.h"
-#include "sluice/core/tensor.h"
 #include "sluice/data/datasets.h"
-#include "sluice/image/codec.h"
-#include "sluice/io/record_writer.h"
 
 namespace {
 
 namespace data = sluice::data;
 namespace fs = std::filesystem;
-namespace image = sluice::image;
-using sluice_examples::CheckRows;
-using sluice_examples::ExampleRecord;
 using sluice_examples::ImageDataset;
-using sluice_examples::MakeImage;
 using sluice_examples::Tally;
+using sluice_examples::TrainingLoop;
+using sluice_examples::WriteImageRecords;
 using sluice::Element;
 using sluice::Result;
 using sluice::Status;
-using sluice::Tensor;
-using sluice::TensorShape;
 
-struct Flags {
-  int64_t images = 256;
-  int64_t files = 4;
-  int64_t epochs = 2;
-  int64_t threads = 2;
-  int64_t batch = 32;
-  int64_t size = 224;
-  int64_t width = 500;
-  int64_t height = 375;
-  int64_t classes = 10;
-  bool quiet = false;
-};
-
-// Parses "--name value" and "--name=value". Returns false on a bad flag.
-bool ParseFlags(int argc, char** argv, Flags* f) {
-  return sluice_examples::ParseFlags(argc, argv,
-                                     {{"--images", &f->images},
-                                      {"--files", &f->files},
-                                      {"--epochs", &f->epochs},
-                                      {"--threads", &f->threads},
-                                      {"--batch", &f->batch},
-                                      {"--size", &f->size},
-                                      {"--width", &f->width},
-                                      {"--height", &f->height}},
-                                     {{"--quiet", &f->quiet}});
-}
-
-// ---- Data (as image_pipeline.cc: common/synthetic_images.h) ----------------------
-
-// Writes image i to TFRecord file i % files as Example {image, label, id}.
-Result<std::vector<std::string>> Generate(const Flags& f, const fs::path& dir) {
-  std::vector<std::string> names;
-  std::vector<std::unique_ptr<sluice::io::RecordWriter>> writers;
-  for (int64_t i = 0; i < f.files; ++i) {
-    names.push_back((dir / ("train-" + std::to_string(i) + ".tfrecord")).string());
-    Result<std::unique_ptr<sluice::io::RecordWriter>> w = sluice::io::RecordWriter::Open(names.back());
-    if (!w.ok()) return w.status();
-    writers.push_back(std::move(*w));
-  }
-  for (int64_t id = 0; id < f.images; ++id) {
-    Result<std::string> jpeg =
-        image::EncodeJpeg(MakeImage(id, f.height, f.width, f.classes), image::EncodeJpegOptions{});
-    if (!jpeg.ok()) return jpeg.status();
-    const std::string record = ExampleRecord(*jpeg, id, f.classes);
-    if (Status s = writers[static_cast<size_t>(id % f.files)]->Write(record); !s.ok()) return s;
-  }
-  for (auto& w : writers) {
-    if (Status s = w->Close(); !s.ok()) return s;
-  }
-  return names;
-}
+using Flags = sluice_examples::ImageExampleFlags;
 
 // ---- The pipeline -------------------------------------------------------------------
 
@@ -114,21 +56,6 @@ Result<data::DatasetPtr> Build(const Flags& f, const std::vector<std::string>& f
   SLUICE_ASSIGN_OR_RETURN(ds, data::Shuffle(ds, 4 * f.batch, /*seed=*/87654321, /*seed2=*/7));
   SLUICE_ASSIGN_OR_RETURN(ds, data::Repeat(ds, f.epochs));
   return ImageDataset(ds, {.size = f.size, .map = {.num_parallel_calls = f.threads}, .batch = f.batch, .prefetch = 2});
-}
-
-// Checks one batch {id, image, label} (the parsed features' sorted order).
-void Check(const Element& batch, const Flags& f, Tally* t) {
-  const Tensor& ids = batch[0];
-  const Tensor& images = batch[1];
-  const Tensor& labels = batch[2];
-  const int64_t n = ids.rank() == 1 ? ids.shape().dim(0) : -1;
-  ++t->batches;
-  if (n < 1 || n > f.batch || images.shape() != TensorShape({n, 3, f.size, f.size}) ||
-      labels.shape() != TensorShape({n})) {
-    ++t->bad_shapes;
-    return;
-  }
-  CheckRows(ids, images, labels, n, f.size, f.images, f.classes, t);
 }
 
 int Run(const Flags& f) {
@@ -144,7 +71,7 @@ int Run(const Flags& f) {
       fs::remove_all(dir, ignored);
     }
   } cleanup{tmpl};
-  Result<std::vector<std::string>> files = Generate(f, cleanup.dir);
+  Result<std::vector<std::string>> files = WriteImageRecords(f, cleanup.dir);
   if (!files.ok()) {
     std::fprintf(stderr, "generating the data failed: %s\n", files.status().ToString().c_str());
     return 1;
@@ -160,14 +87,7 @@ int Run(const Flags& f) {
   tally.seen.assign(static_cast<size_t>(f.images), 0);
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<data::IteratorBase> it = (*ds)->MakeIterator();
-  Status error;
-  while (true) {  // the training loop
-    Element batch;
-    bool end = false;
-    error = it->GetNext(&batch, &end);
-    if (!error.ok() || end) break;
-    Check(batch, f, &tally);
-  }
+  const Status error = TrainingLoop(*it, f, &tally);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   it.reset();
 
@@ -195,7 +115,7 @@ int Run(const Flags& f) {
 
 int main(int argc, char** argv) {
   Flags flags;
-  if (!ParseFlags(argc, argv, &flags)) {
+  if (!sluice_examples::ParseImageExampleFlags(argc, argv, &flags)) {
     std::fprintf(stderr,
                  "usage: %s [--images N] [--files N] [--epochs N] [--threads N] [--batch N] [--size N]\n"
                  "          [--width N] [--height N] [--quiet]\n",

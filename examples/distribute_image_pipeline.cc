@@ -29,7 +29,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -37,120 +36,32 @@
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "common/flags.h"
 #include "common/image_dataset.h"
+#include "common/image_example.h"
 #include "sluice/core/element.h"
 #include "sluice/core/status.h"
-#include "sluice/core/tensor.h"
 #include "sluice/data/datasets.h"
 #include "sluice/distribute/datasets.h"
 #include "sluice/distribute/mpi.h"
 #include "sluice/distribute/service.h"
-#include "sluice/image/codec.h"
-#include "sluice/io/record_writer.h"
-#include "sluice/ops/example_builder.h"
 
 namespace {
 
 namespace data = sluice::data;
 namespace dist = sluice::distribute;
 namespace fs = std::filesystem;
-namespace image = sluice::image;
-namespace ops = sluice::ops;
-using sluice::DType;
+using sluice_examples::Tally;
+using sluice_examples::TrainingLoop;
+using sluice_examples::WriteImageRecords;
 using sluice::Element;
 using sluice::Result;
 using sluice::Status;
-using sluice::Tensor;
-using sluice::TensorShape;
 
-struct Flags {
-  int64_t images = 256;
-  int64_t files = 4;
-  int64_t epochs = 2;
-  int64_t threads = 2;
-  int64_t batch = 32;
-  int64_t size = 224;
-  int64_t width = 500;
-  int64_t height = 375;
-  int64_t classes = 10;
+struct Flags : sluice_examples::ImageExampleFlags {
   int64_t preprocess_ranks = 0;
-  bool quiet = false;
 };
-
-// Parses "--name value" and "--name=value". Returns false on a bad flag.
-bool ParseFlags(int argc, char** argv, Flags* f) {
-  return sluice_examples::ParseFlags(argc, argv,
-                                     {{"--images", &f->images},
-                                      {"--files", &f->files},
-                                      {"--epochs", &f->epochs},
-                                      {"--threads", &f->threads},
-                                      {"--batch", &f->batch},
-                                      {"--size", &f->size},
-                                      {"--width", &f->width},
-                                      {"--height", &f->height},
-                                      {"--preprocess-ranks", &f->preprocess_ranks}},
-                                     {{"--quiet", &f->quiet}});
-}
-
-// ---- Data (as image_pipeline.cc) -------------------------------------------------
-
-int RedOfClass(int64_t label) { return static_cast<int>(16 + 20 * label); }
-
-uint32_t Hash(uint64_t x) {
-  x = (x ^ (x >> 33)) * 0xFF51AFD7ED558CCDull;
-  x = (x ^ (x >> 33)) * 0xC4CEB9FE1A85EC53ull;
-  return static_cast<uint32_t>(x ^ (x >> 33));
-}
-
-// Image `id`: red = its class's level +- 4, green and blue textured.
-Tensor MakeImage(int64_t id, const Flags& f) {
-  Tensor t(DType::kUInt8, TensorShape({f.height, f.width, 3}));
-  uint8_t* p = t.data<uint8_t>();
-  const int red = RedOfClass(id % f.classes);
-  const double phase = static_cast<double>(id % 97) * 0.37;
-  for (int64_t y = 0; y < f.height; ++y) {
-    for (int64_t x = 0; x < f.width; ++x) {
-      const uint32_t h = Hash(static_cast<uint64_t>(id) * 1000003u + static_cast<uint64_t>(y * f.width + x));
-      uint8_t* px = p + (y * f.width + x) * 3;
-      px[0] = static_cast<uint8_t>(red + static_cast<int>(h % 9) - 4);
-      const double g = 128 + 90 * std::sin(x * 0.031 + phase) * std::cos(y * 0.023 - phase);
-      const double b = 128 + 90 * std::sin((x + y) * 0.017 + 2 * phase);
-      px[1] = static_cast<uint8_t>(std::clamp(g + static_cast<int>((h >> 8) % 25) - 12, 0.0, 255.0));
-      px[2] = static_cast<uint8_t>(std::clamp(b + static_cast<int>((h >> 16) % 25) - 12, 0.0, 255.0));
-    }
-  }
-  return t;
-}
-
-// Writes image i to TFRecord file i % files as Example {image, label, id}.
-Result<std::vector<std::string>> Generate(const Flags& f, const fs::path& dir) {
-  std::vector<std::string> names;
-  std::vector<std::unique_ptr<sluice::io::RecordWriter>> writers;
-  for (int64_t i = 0; i < f.files; ++i) {
-    names.push_back((dir / ("train-" + std::to_string(i) + ".tfrecord")).string());
-    Result<std::unique_ptr<sluice::io::RecordWriter>> w = sluice::io::RecordWriter::Open(names.back());
-    if (!w.ok()) return w.status();
-    writers.push_back(std::move(*w));
-  }
-  for (int64_t id = 0; id < f.images; ++id) {
-    Result<std::string> jpeg = image::EncodeJpeg(MakeImage(id, f), image::EncodeJpegOptions{});
-    if (!jpeg.ok()) return jpeg.status();
-    const std::string record = ops::ExampleBuilder()
-                                   .AddBytes("image", {std::string_view(*jpeg)})
-                                   .AddInt64s("label", {id % f.classes})
-                                   .AddInt64s("id", {id})
-                                   .Serialize();
-    if (Status s = writers[static_cast<size_t>(id % f.files)]->Write(record); !s.ok()) return s;
-  }
-  for (auto& w : writers) {
-    if (Status s = w->Close(); !s.ok()) return s;
-  }
-  return names;
-}
 
 // ---- The pipeline -------------------------------------------------------------------
 
@@ -165,45 +76,6 @@ Result<data::DatasetPtr> Build(const Flags& f, const std::vector<std::string>& f
   SLUICE_ASSIGN_OR_RETURN(ds, data::Repeat(ds, f.epochs));
   return sluice_examples::ImageDataset(
       ds, {.size = f.size, .map = {.num_parallel_calls = f.threads}, .batch = f.batch, .prefetch = 2});
-}
-
-struct Tally {
-  std::vector<int64_t> seen;  // per id
-  int64_t images = 0, batches = 0, wrong_labels = 0, wrong_colours = 0, bad_shapes = 0;
-};
-
-// Checks one batch {id, image, label} (the parsed features' sorted order).
-void Check(const Element& batch, const Flags& f, Tally* t) {
-  const Tensor& ids = batch[0];
-  const Tensor& images = batch[1];
-  const Tensor& labels = batch[2];
-  const int64_t n = ids.rank() == 1 ? ids.shape().dim(0) : -1;
-  ++t->batches;
-  if (n < 1 || n > f.batch || images.shape() != TensorShape({n, 3, f.size, f.size}) ||
-      labels.shape() != TensorShape({n})) {
-    ++t->bad_shapes;
-    return;
-  }
-  const int64_t plane = f.size * f.size;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t id = ids.flat<int64_t>()[i];
-    const int64_t label = labels.flat<int64_t>()[i];
-    if (id < 0 || id >= f.images || label != id % f.classes) {
-      ++t->wrong_labels;
-      continue;
-    }
-    ++t->seen[static_cast<size_t>(id)];
-    ++t->images;
-    // The red channel of the normalised crop, back on the 0..255 scale (every 4th pixel).
-    const float* red = images.data<float>() + i * 3 * plane;
-    double sum = 0;
-    int64_t count = 0;
-    for (int64_t y = 0; y < f.size; y += 4) {
-      for (int64_t x = 0; x < f.size; x += 4, ++count) sum += red[y * f.size + x];
-    }
-    const double level = (sum / static_cast<double>(count) * 0.229 + 0.485) * 255.0;
-    if (std::abs(level - RedOfClass(label)) > 8) ++t->wrong_colours;
-  }
 }
 
 // Every rank's role: --preprocess-ranks K makes ranks 1..K workers; else
@@ -231,7 +103,7 @@ Result<std::vector<std::string>> SharedData(const Flags& f, const dist::InputCon
     if (mkdtemp(tmpl.data()) == nullptr) return sluice::errors::Internal("mkdtemp failed");
     path = tmpl;
     *dir = tmpl;
-    generated = Generate(f, *dir).status();
+    generated = WriteImageRecords(f, *dir).status();
   }
   if (ctx.communicator) {
     SLUICE_RETURN_IF_ERROR(ctx.communicator->Bcast(&path, 0));
@@ -314,13 +186,7 @@ int Run(const Flags& f) {
   Status error;
   if (trains) {
     std::unique_ptr<data::IteratorBase> it = (*ds)->MakeIterator();
-    while (true) {  // the training loop
-      Element batch;
-      bool end = false;
-      error = it->GetNext(&batch, &end);
-      if (!error.ok() || end) break;
-      Check(batch, f, &tally);
-    }
+    error = TrainingLoop(*it, f, &tally);
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -365,7 +231,9 @@ int Run(const Flags& f) {
 
 int main(int argc, char** argv) {
   Flags flags;
-  if (!ParseFlags(argc, argv, &flags)) {
+  const bool parsed =
+      sluice_examples::ParseImageExampleFlags(argc, argv, &flags, {{"--preprocess-ranks", &flags.preprocess_ranks}});
+  if (!parsed) {
     std::fprintf(stderr,
                  "usage: %s [--images N] [--files N] [--epochs N] [--threads N] [--batch N] [--size N]\n"
                  "          [--width N] [--height N] [--preprocess-ranks N] [--quiet]\n",

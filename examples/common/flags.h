@@ -1,7 +1,7 @@
-// The command-line flags of examples/data_image_pipeline.cc and
-// examples/distribute_image_pipeline.cc: a table of positive integer flags
-// and one of bool flags, given as "--name value" or "--name=value" (bool
-// flags take no value). Plain functions, no state.
+// The command-line flags of the Dataset image examples (common/image_example.h):
+// a table of positive integer flags and one of bool flags, given as
+// "--name value" or "--name=value" (bool flags take no value). Plain
+// functions, no state.
 #ifndef SLUICE_EXAMPLES_COMMON_FLAGS_H_
 #define SLUICE_EXAMPLES_COMMON_FLAGS_H_
 
@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sluice_examples {
 
@@ -28,8 +28,7 @@ struct BoolFlag {
 // Sets the flags named in argv[1..argc). Returns false after printing
 // "bad flag NAME VALUE" on an unknown flag, a missing value or one that is
 // not an integer >= 1.
-inline bool ParseFlags(int argc, char** argv, std::initializer_list<IntFlag> ints,
-                       std::initializer_list<BoolFlag> bools) {
+inline bool ParseFlags(int argc, char** argv, const std::vector<IntFlag>& ints, const std::vector<BoolFlag>& bools) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     const auto b = std::find_if(bools.begin(), bools.end(), [&](const BoolFlag& f) { return f.name == arg; });

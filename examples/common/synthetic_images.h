@@ -1,6 +1,6 @@
-// The synthetic images and per-row checks shared by examples/image_pipeline.cc
-// and examples/data_image_pipeline.cc (examples/synthetic_images.py is the
-// Python twin).
+// The synthetic images and per-row checks shared by examples/image_pipeline.cc,
+// examples/data_image_pipeline.cc and examples/distribute_image_pipeline.cc
+// (examples/synthetic_images.py is the Python twin).
 //
 // Image `id` is coloured by its class (id % classes): its red channel sits at
 // RedOfClass(label) +- 4, so any crop of it still shows the class, and a label
