@@ -155,6 +155,20 @@ std::vector<DType> DTypesOf(const std::vector<int>& numbers) {
 
 DataDatasetHandle Wrap(Result<DatasetPtr> r) { return DataDatasetHandle{ValueOrThrow(std::move(r))}; }
 
+nb::object NextOrNone(data::IteratorBase* it) {
+  if (it == nullptr) throw nb::value_error("the iterator is closed");
+  Element e;
+  bool end = false;
+  Status s;
+  {
+    GilRelease release;
+    s = it->GetNext(&e, &end);
+  }
+  ThrowIfError(s);
+  if (end) return nb::none();
+  return ElementToPython(std::move(e));
+}
+
 namespace {
 
 std::vector<DatasetPtr> Unwrap(const std::vector<const DataDatasetHandle*>& handles) {

@@ -118,6 +118,11 @@ nb::tuple SpecToPython(const data::ElementSpec& spec);
 std::optional<int64_t> OptInt(nb::handle h);
 std::vector<DType> DTypesOf(const std::vector<int>& numbers);
 DataDatasetHandle Wrap(Result<data::DatasetPtr> r);
+// next() of a thread-less iterator handle (ShardedIterator,
+// RecordFilesIterator): its next element as a list, None at its end. GetNext
+// runs without the GIL. ValueError when `it` is null (the handle is closed).
+// REQUIRES: the GIL is held.
+nb::object NextOrNone(data::IteratorBase* it);
 
 // The bindings of window, scan, take_while, unique, ignore_errors, rebatch
 // and group_by_window (bind_data_xforms.cc).

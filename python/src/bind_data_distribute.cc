@@ -135,19 +135,7 @@ void BindDataDistribute(nb::module_& d) {
         if (!it) throw nb::type_error("not a dataset of sluice.distribute.shard");
         new (self) ShardedIteratorHandle{std::move(it)};
       })
-      .def("next", [](ShardedIteratorHandle& h) -> nb::object {
-        if (!h.it) throw nb::value_error("the iterator is closed");
-        Element e;
-        bool end = false;
-        Status s;
-        {
-          GilRelease release;
-          s = h.it->GetNext(&e, &end);
-        }
-        ThrowIfError(s);
-        if (end) return nb::none();
-        return ElementToPython(std::move(e));
-      })
+      .def("next", [](ShardedIteratorHandle& h) { return NextOrNone(h.it.get()); })
       .def("state", [](const ShardedIteratorHandle& h) {
         if (!h.it) throw nb::value_error("the iterator is closed");
         return h.it->state().Serialize();

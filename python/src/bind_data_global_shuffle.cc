@@ -65,19 +65,7 @@ void BindDataGlobalShuffle(nb::module_& d) {
         if (!it) throw nb::type_error("not a dataset of from_record_files");
         new (self) RecordFilesIteratorHandle{std::move(it)};
       })
-      .def("next", [](RecordFilesIteratorHandle& h) -> nb::object {
-        if (!h.it) throw nb::value_error("the iterator is closed");
-        Element e;
-        bool end = false;
-        Status s;
-        {
-          GilRelease release;
-          s = h.it->GetNext(&e, &end);
-        }
-        ThrowIfError(s);
-        if (end) return nb::none();
-        return ElementToPython(std::move(e));
-      })
+      .def("next", [](RecordFilesIteratorHandle& h) { return NextOrNone(h.it.get()); })
       .def("position", [](const RecordFilesIteratorHandle& h) {
         if (!h.it) throw nb::value_error("the iterator is closed");
         data::GlobalShufflePosition p = h.it->position();
