@@ -17,12 +17,7 @@
 namespace sluice::data {
 namespace {
 
-using testing::EncodedRun;
-using testing::ExpectCheckpointsExact;
-using testing::Int64Scalar;
-using testing::Must;
-using testing::RangeOf;
-using testing::Times;
+using namespace checkpoint_testing;  // NOLINT(build/namespaces): the shared test helpers
 
 // x -> x * 3, taking longer for some elements, so that later calls finish
 // first and calls are in flight when a checkpoint is saved.

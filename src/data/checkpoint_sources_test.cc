@@ -31,11 +31,7 @@
 namespace sluice::data {
 namespace {
 
-using testing::EncodedRun;
-using testing::ExpectCheckpointsExact;
-using testing::Int64Scalar;
-using testing::Must;
-using testing::RangeOf;
+using namespace checkpoint_testing;  // NOLINT(build/namespaces): the shared test helpers
 
 std::string TempPath(const std::string& name) {
   std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();

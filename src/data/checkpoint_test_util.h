@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "data/data_test_util.h"
 #include "data/element_codec.h"
 #include "sluice/data/checkpoint.h"
 #include "sluice/data/dataset.h"
@@ -66,5 +67,16 @@ inline void ExpectCheckpointsExact(const std::function<DatasetPtr()>& make, std:
 }
 
 }  // namespace sluice::data::testing
+
+// The helpers the checkpoint tests call unqualified, brought in with one
+// `using namespace checkpoint_testing;`.
+namespace sluice::data::checkpoint_testing {
+using testing::EncodedRun;
+using testing::ExpectCheckpointsExact;
+using testing::Int64Scalar;
+using testing::Must;
+using testing::RangeOf;
+using testing::Times;
+}  // namespace sluice::data::checkpoint_testing
 
 #endif  // SLUICE_SRC_DATA_CHECKPOINT_TEST_UTIL_H_

@@ -22,12 +22,7 @@
 namespace sluice::data {
 namespace {
 
-using testing::EncodedRun;
-using testing::ExpectCheckpointsExact;
-using testing::Int64Scalar;
-using testing::Must;
-using testing::RangeOf;
-using testing::Times;
+using namespace checkpoint_testing;  // NOLINT(build/namespaces): the shared test helpers
 
 DatasetPtr Shuffled(int64_t n, int64_t buffer = 4) { return Must(Shuffle(RangeOf(n), buffer, 7, 11, true)); }
 
