@@ -208,14 +208,8 @@ class BatchDataset : public DatasetBase {
     }
 
     // A batch is read whole within GetNext: only the input has a position.
-    Status Save(IteratorStateWriter* w) override {
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);
-    }
-    Status Restore(IteratorStateReader* r) override {
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
-    }
+    Status Save(IteratorStateWriter* w) override { return SaveInput(*input_, w); }
+    Status Restore(IteratorStateReader* r) override { return RestoreInput(*input_, r); }
 
    private:
     std::unique_ptr<IteratorBase> input_;
@@ -280,14 +274,8 @@ class PaddedBatchDataset : public DatasetBase {
     }
 
     // A batch is read whole within GetNext: only the input has a position.
-    Status Save(IteratorStateWriter* w) override {
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);
-    }
-    Status Restore(IteratorStateReader* r) override {
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
-    }
+    Status Save(IteratorStateWriter* w) override { return SaveInput(*input_, w); }
+    Status Restore(IteratorStateReader* r) override { return RestoreInput(*input_, r); }
 
    private:
     Result<Tensor> PadComponent(size_t c) const {

@@ -34,6 +34,17 @@ class CancelRegistration {
 // Unimplemented: "<name> cannot be checkpointed".
 Status CannotCheckpoint(std::string_view name);
 
+// Save / Restore of an iterator whose only position is its input's: the
+// input's state under the child "input".
+inline Status SaveInput(IteratorBase& input, IteratorStateWriter* w) {
+  IteratorStateWriter child = w->Child("input");
+  return input.Save(&child);
+}
+inline Status RestoreInput(IteratorBase& input, IteratorStateReader* r) {
+  IteratorStateReader child = r->Child("input");
+  return input.Restore(&child);
+}
+
 // An iterator over `dataset` (a DatasetPtr of the concrete type), which it
 // keeps alive.
 template <class D>

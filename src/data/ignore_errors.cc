@@ -50,14 +50,8 @@ class IgnoreErrorsDataset : public DatasetBase {
     }
 
     // The skipped count is the root's (it saves it).
-    Status Save(IteratorStateWriter* w) override {
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);
-    }
-    Status Restore(IteratorStateReader* r) override {
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
-    }
+    Status Save(IteratorStateWriter* w) override { return SaveInput(*input_, w); }
+    Status Restore(IteratorStateReader* r) override { return RestoreInput(*input_, r); }
 
    private:
     std::unique_ptr<IteratorBase> input_;

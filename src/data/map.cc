@@ -608,14 +608,8 @@ class FilterDataset : public DatasetBase {
       }
     }
 
-    Status Save(IteratorStateWriter* w) override {
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);
-    }
-    Status Restore(IteratorStateReader* r) override {
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
-    }
+    Status Save(IteratorStateWriter* w) override { return SaveInput(*input_, w); }
+    Status Restore(IteratorStateReader* r) override { return RestoreInput(*input_, r); }
 
     const ElementOrigin* origin() const override { return input_->origin(); }
 
