@@ -3,10 +3,12 @@
 //   DistContext                       an InputContext (and its communicator)
 //   dist_init(mpi_factory)            Init(); mpi_factory: None or the capsule of
 //                                     sluice._mpi (MakeMpiCommunicator)
-//   dist_thread_contexts(n)           n contexts joined in this process (tests)
+//   dist_thread_contexts(n, roles)    n contexts joined in this process (tests)
 //   dist_sharded_record_files(...)    a Dataset handle (collective)
 //   ShardedIterator(ds)               one pass: next(), state(), count(), close()
 //   dist_barrier(ctx), dist_allreduce(ctx, value, op)
+//   dist_serve(ds, ctx, ...)          Serve: blocks (without the GIL) until sent
+//   dist_from_service(ctx, ..., ds)   FromService with ds's element_spec
 //
 // No MPI here: the MPI communicator is made by the separate extension
 // sluice._mpi (built when MPI is found), whose factory function comes in
@@ -24,6 +26,7 @@
 
 #include "bind_data.h"
 #include "sluice/distribute/datasets.h"
+#include "sluice/distribute/service.h"
 
 namespace sluice::python {
 namespace {
@@ -55,6 +58,18 @@ dist::Communicator& CommOf(const dist::InputContext& ctx) {
   return *ctx.communicator;
 }
 
+// Serve checks the ranks (disjoint, in range); Python fills them from the roles.
+dist::ServiceOptions ServiceOptionsOf(std::vector<int> workers, std::vector<int> trainers,
+                                      int max_outstanding_requests, int tag) {
+  if (max_outstanding_requests < 1) throw nb::value_error("max_outstanding_requests must be >= 1");
+  dist::ServiceOptions o;
+  o.workers = std::move(workers);
+  o.trainers = std::move(trainers);
+  o.max_outstanding_requests = max_outstanding_requests;
+  o.tag = tag;
+  return o;
+}
+
 }  // namespace
 
 void BindDataDistribute(nb::module_& d) {
@@ -79,12 +94,15 @@ void BindDataDistribute(nb::module_& d) {
     return Must(std::move(ctx));
   }, nb::arg("mpi_factory").none());
 
-  d.def("dist_thread_contexts", [](int n) {
+  d.def("dist_thread_contexts", [](int n, std::vector<std::string> roles) {
     if (n < 1) throw nb::value_error("n must be >= 1");
+    if (!roles.empty() && roles.size() != static_cast<size_t>(n)) throw nb::value_error("one role per rank");
     std::vector<dist::InputContext> out;
-    for (auto& comm : dist::MakeThreadCommunicators(n)) out.push_back(dist::ContextOf(comm));
+    for (auto& comm : dist::MakeThreadCommunicators(n)) {
+      out.push_back(dist::ContextOf(comm, roles.empty() ? "train" : roles[out.size()]));
+    }
     return out;
-  }, nb::arg("n"));
+  }, nb::arg("n"), nb::arg("roles") = std::vector<std::string>());
 
   d.def("dist_sharded_record_files", [](std::vector<std::string> files, const std::string& policy,
                                         std::optional<uint64_t> seed, const std::string& uneven, bool shuffle,
@@ -126,6 +144,28 @@ void BindDataDistribute(nb::module_& d) {
     }();
     return Must(std::move(r));
   }, nb::arg("context"), nb::arg("value"), nb::arg("op"));
+
+  d.def("dist_serve", [](const DataDatasetHandle& h, const dist::InputContext& ctx, std::vector<int> workers,
+                         std::vector<int> trainers, int max_outstanding_requests, int tag) {
+    CommOf(ctx);
+    dist::ServiceOptions o =
+        ServiceOptionsOf(std::move(workers), std::move(trainers), max_outstanding_requests, tag);
+    Status s;
+    {
+      GilRelease release;
+      s = dist::Serve(h.ds, ctx.communicator, o);
+    }
+    ThrowIfError(s);
+  }, nb::arg("dataset"), nb::arg("context"), nb::arg("workers"), nb::arg("trainers"),
+     nb::arg("max_outstanding_requests"), nb::arg("tag"));
+  d.def("dist_from_service", [](const dist::InputContext& ctx, std::vector<int> workers, std::vector<int> trainers,
+                                int max_outstanding_requests, int tag, const DataDatasetHandle& like) {
+    CommOf(ctx);
+    dist::ServiceOptions o =
+        ServiceOptionsOf(std::move(workers), std::move(trainers), max_outstanding_requests, tag);
+    return Wrap(dist::FromService(ctx.communicator, o, like.ds->element_spec()));
+  }, nb::arg("context"), nb::arg("workers"), nb::arg("trainers"), nb::arg("max_outstanding_requests"),
+     nb::arg("tag"), nb::arg("like"));
 
   // No threads of its own (a DYNAMIC pass waits on the dispatcher without
   // the GIL): a plain handle, as RecordFilesIterator.
