@@ -47,7 +47,8 @@ import os
 from sluice import _core
 from sluice import data as _data
 
-__all__ = ["init", "shard", "serve", "from_service", "distribute", "service_ranks", "InputContext", "ShardingPolicy", "AutoShardPolicy", "ShardedIterator",
+__all__ = ["init", "shard", "serve", "from_service", "distribute", "service_ranks", "InputContext", "ShardingPolicy",
+           "AutoShardPolicy", "ShardedIterator",
            "ShardedRecordsDataset"]
 
 _d = _core.data
