@@ -28,8 +28,9 @@
   that they agree on the file list (names and record counts), seed, policy and version: a
   mismatch raises FailedPreconditionError naming the differing ranks.
 * Checkpoints: ``iter(ds).state`` is a short string (seed, epoch, policy, world size, global
-  position) valid at a synchronous step; ``shard(..., resume=state)`` resumes it, RECORD and DATA
-  at any world size, each record still read once in that epoch.
+  position) valid at a synchronous step; ``shard(..., resume=state)`` resumes it, RECORD, DATA
+  and FILE at any world size (FILE at another size: the records the old ranks had left in their
+  files, dealt by stride for the rest of that epoch), each record still read once in that epoch.
 * Preprocessing ranks (tf.data service's job): ranks started with ``SLUICE_ROLE=preprocess`` run
   the pipeline and stream its elements to the training ranks, which read them as a dataset::
 
