@@ -246,9 +246,10 @@ def _ranks(context, workers, trainers):
 def serve(dataset, context=None, workers=None, trainers=None, max_outstanding_requests=8, tag=_SERVICE_TAG):
     """On a preprocessing rank: iterates ``dataset`` once and sends each element to the training
     rank whose request (credit) came first, then ends the stream to every trainer. Blocks until
-    done, without the GIL. ``workers`` / ``trainers``: the ranks (default: from the roles,
-    :func:`service_ranks`, a collective). An element's error goes to the trainer that would have
-    got it (which raises it) and ends this worker's stream."""
+    done, without the GIL; Ctrl-C raises KeyboardInterrupt and cancels the context's
+    communicator (its later calls fail). ``workers`` / ``trainers``: the ranks (default: from the
+    roles, :func:`service_ranks`, a collective). An element's error goes to the trainer that
+    would have got it (which raises it) and ends this worker's stream."""
     context = _context_with_communicator(context)
     workers, trainers = _ranks(context, workers, trainers)
     _d.dist_serve(dataset._core, context._core, workers, trainers, int(max_outstanding_requests), int(tag))

@@ -7,7 +7,8 @@
 //   dist_sharded_record_files(...)    a Dataset handle (collective)
 //   ShardedIterator(ds)               one pass: next(), state(), count(), close()
 //   dist_barrier(ctx), dist_allreduce(ctx, value, op)
-//   dist_serve(ds, ctx, ...)          Serve: blocks (without the GIL) until sent
+//   dist_serve(ds, ctx, ...)          Serve: blocks (without the GIL) until sent;
+//                                     Ctrl-C cancels the context's communicator
 //   dist_from_service(ctx, ..., ds)   FromService with ds's element_spec
 //
 // No MPI here: the MPI communicator is made by the separate extension
@@ -18,13 +19,16 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "bind_data.h"
+#include "sluice/core/mutex.h"
 #include "sluice/distribute/datasets.h"
 #include "sluice/distribute/service.h"
 
@@ -68,6 +72,55 @@ dist::ServiceOptions ServiceOptionsOf(std::vector<int> workers, std::vector<int>
   o.max_outstanding_requests = max_outstanding_requests;
   o.tag = tag;
   return o;
+}
+
+// Serve's outcome, set by the thread that runs it.
+struct ServeOutcome {
+  Mutex mu;
+  CondVar done_cv;
+  bool done SLUICE_GUARDED_BY(mu) = false;
+  Status status SLUICE_GUARDED_BY(mu);
+};
+
+// Runs Serve on a thread of its own while the caller waits without the GIL,
+// so that Ctrl-C (on the main thread) is seen: it cancels the communicator,
+// which ends Serve, and is raised once the thread is joined.
+void ServeInterruptibly(data::DatasetPtr dataset, std::shared_ptr<dist::Communicator> comm,
+                        const dist::ServiceOptions& options) {
+  auto outcome = std::make_shared<ServeOutcome>();
+  std::thread server([outcome, dataset = std::move(dataset), comm, options] {
+    Status s = dist::Serve(dataset, comm, options);
+    MutexLock lock(&outcome->mu);
+    outcome->status = std::move(s);
+    outcome->done = true;
+    outcome->done_cv.SignalAll();
+  });
+  const auto join = [&] {
+    GilRelease release;
+    server.join();
+  };
+  try {
+    WaitInterruptibly(std::nullopt, [&](std::optional<std::chrono::nanoseconds> chunk) {
+      MutexLock lock(&outcome->mu);
+      if (!chunk) {
+        while (!outcome->done) outcome->done_cv.Wait(&outcome->mu);
+      } else if (!outcome->done) {
+        outcome->done_cv.WaitFor(&outcome->mu, *chunk);
+      }
+      return outcome->done;
+    });
+  } catch (nb::python_error&) {
+    comm->Cancel(errors::Cancelled("sluice.distribute.serve was interrupted"));
+    join();
+    throw;
+  }
+  join();
+  Status s;
+  {
+    MutexLock lock(&outcome->mu);
+    s = outcome->status;
+  }
+  ThrowIfError(s);
 }
 
 }  // namespace
@@ -150,12 +203,7 @@ void BindDataDistribute(nb::module_& d) {
     CommOf(ctx);
     dist::ServiceOptions o =
         ServiceOptionsOf(std::move(workers), std::move(trainers), max_outstanding_requests, tag);
-    Status s;
-    {
-      GilRelease release;
-      s = dist::Serve(h.ds, ctx.communicator, o);
-    }
-    ThrowIfError(s);
+    ServeInterruptibly(h.ds, ctx.communicator, o);
   }, nb::arg("dataset"), nb::arg("context"), nb::arg("workers"), nb::arg("trainers"),
      nb::arg("max_outstanding_requests"), nb::arg("tag"));
   d.def("dist_from_service", [](const dist::InputContext& ctx, std::vector<int> workers, std::vector<int> trainers,

@@ -3,7 +3,9 @@ ranks joined in this process (threads): every element once, the trainers' end of
 roles, and a worker's error raised on a trainer. The mpirun test is
 test_data_distribute_service_mpirun.py."""
 
+import _thread
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -111,3 +113,16 @@ def test_serve_on_a_trainer_rank_raises_invalid_argument():
     contexts = distribute._thread_contexts(2)
     with pytest.raises(sluice.errors.InvalidArgumentError, match="not one of the service's workers"):
         rank(contexts[0])
+
+
+def test_ctrl_c_interrupts_a_serve_waiting_for_requests():
+    contexts = distribute._thread_contexts(2)  # rank 0, the trainer, never asks
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    timer.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            distribute.serve(sluice.data.Dataset.range(3), context=contexts[1], workers=[1], trainers=[0])
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 10
