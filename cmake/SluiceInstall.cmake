@@ -32,6 +32,19 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/sluice DESTINATION ${CMAKE_INSTA
   FILES_MATCHING PATTERN "*.h")
 install(EXPORT sluiceTargets NAMESPACE sluice:: DESTINATION ${SLUICE_INSTALL_CMAKEDIR})
 
+# sluice::mpi (libsluice_mpi.a, MpiCommunicator; links sluice::distribute and
+# MPI), where CMake found MPI: not in libsluice. Its own export set, which
+# sluiceConfig.cmake loads only when the downstream project finds MPI too.
+set(SLUICE_INSTALL_MPI OFF)
+if(TARGET sluice_mpi)
+  set(SLUICE_INSTALL_MPI ON)
+  set_target_properties(sluice_mpi PROPERTIES EXPORT_NAME mpi)
+  install(TARGETS sluice_mpi EXPORT sluiceMpiTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(EXPORT sluiceMpiTargets NAMESPACE sluice:: DESTINATION ${SLUICE_INSTALL_CMAKEDIR})
+endif()
+
 string(JOIN ", " SLUICE_LAYERS_TEXT ${SLUICE_LAYERS})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/sluiceConfig.cmake.in
   ${PROJECT_BINARY_DIR}/sluiceConfig.cmake

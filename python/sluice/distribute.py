@@ -28,8 +28,18 @@
   that they agree on the file list (names and record counts), seed, policy and version: a
   mismatch raises FailedPreconditionError naming the differing ranks.
 * Checkpoints: ``iter(ds).state`` is a short string (seed, epoch, policy, world size, global
-  position) valid at a synchronous step; ``shard(..., resume=state)`` resumes it, RECORD and DATA
-  at any world size, each record still read once in that epoch.
+  position) valid at a synchronous step; ``shard(..., resume=state)`` resumes it, RECORD, DATA
+  and FILE at any world size (FILE at another size: the records the old ranks had left in their
+  files, dealt by stride for the rest of that epoch), each record still read once in that epoch.
+* Preprocessing ranks (tf.data service's job): ranks started with ``SLUICE_ROLE=preprocess`` run
+  the pipeline and stream its elements to the training ranks, which read them as a dataset::
+
+      ds = build_pipeline()                  # on every rank; trainers only take its element_spec
+      ds = ds.apply(sluice.distribute.distribute("DATA", context=ctx))
+      for batch in ds:                       # trainers: the workers' elements, in arrival order
+          ...                                # workers: distribute() served, ds is empty
+
+  or the two halves, ``serve(ds, context=ctx)`` and ``from_service(ds.element_spec, context=ctx)``.
 """
 
 import glob
@@ -38,7 +48,8 @@ import os
 from sluice import _core
 from sluice import data as _data
 
-__all__ = ["init", "shard", "InputContext", "ShardingPolicy", "AutoShardPolicy", "ShardedIterator",
+__all__ = ["init", "shard", "serve", "from_service", "distribute", "service_ranks", "InputContext", "ShardingPolicy",
+           "AutoShardPolicy", "ShardedIterator",
            "ShardedRecordsDataset"]
 
 _d = _core.data
@@ -126,9 +137,10 @@ def init():
     return InputContext(_d.dist_init(factory))
 
 
-def _thread_contexts(n):
-    """``n`` contexts joined in this process, one per rank (for tests: use each from its own thread)."""
-    return [InputContext(c) for c in _d.dist_thread_contexts(n)]
+def _thread_contexts(n, roles=()):
+    """``n`` contexts joined in this process, one per rank (for tests: use each from its own thread);
+    ``roles``: one per rank (default all ``"train"``)."""
+    return [InputContext(c) for c in _d.dist_thread_contexts(n, list(roles))]
 
 
 class ShardedIterator(_data.Iterator):
@@ -193,3 +205,99 @@ def shard(files, policy=ShardingPolicy.AUTO, seed=None, uneven="pad", shuffle=Tr
                                         bool(balance_records), bool(check_consistency), int(split_records),
                                         resume, context._core)
     return ShardedRecordsDataset(core, _data._LEAF)
+
+
+# -- preprocessing ranks (tf.data service on the communicator)
+
+_SERVICE_TAG = 30000
+
+
+def _context_with_communicator(context):
+    if context is None:
+        context = init()
+    if not context.has_communicator:
+        raise ValueError("preprocessing ranks need a communicator (launch with mpirun or srun and MPI)")
+    return context
+
+
+def service_ranks(context=None):
+    """``(workers, trainers)``: the ranks whose ``role`` is ``"preprocess"`` and the others.
+    Collective: every rank calls it at the same point."""
+    context = _context_with_communicator(context)
+    size, rank = context.world_size, context.rank
+    workers = []
+    # One bit per rank of each 62-rank block, summed over the ranks.
+    for base in range(0, size, 62):
+        mine = 1 << (rank - base) if base <= rank < base + 62 and context.role == "preprocess" else 0
+        mask = context.allreduce(mine)
+        workers += [base + i for i in range(min(62, size - base)) if mask >> i & 1]
+    trainers = [r for r in range(size) if r not in set(workers)]
+    return workers, trainers
+
+
+def _ranks(context, workers, trainers):
+    if workers is None or trainers is None:
+        w, t = service_ranks(context)
+        workers = w if workers is None else workers
+        trainers = t if trainers is None else trainers
+    return [int(r) for r in workers], [int(r) for r in trainers]
+
+
+def serve(dataset, context=None, workers=None, trainers=None, max_outstanding_requests=8, tag=_SERVICE_TAG):
+    """On a preprocessing rank: iterates ``dataset`` once and sends each element to the training
+    rank whose request (credit) came first, then ends the stream to every trainer. Blocks until
+    done, without the GIL; Ctrl-C raises KeyboardInterrupt and cancels the context's
+    communicator (its later calls fail). ``workers`` / ``trainers``: the ranks (default: from the
+    roles, :func:`service_ranks`, a collective). An element's error goes to the trainer that
+    would have got it (which raises it) and ends this worker's stream."""
+    context = _context_with_communicator(context)
+    workers, trainers = _ranks(context, workers, trainers)
+    _d.dist_serve(dataset._core, context._core, workers, trainers, int(max_outstanding_requests), int(tag))
+
+
+def _like(element_spec_or_dataset):
+    if isinstance(element_spec_or_dataset, _data.DatasetV2):
+        return element_spec_or_dataset
+    # An empty dataset of that signature: its core carries the spec, its structure the nesting.
+    return _data.Dataset.from_generator(lambda: iter(()), output_signature=element_spec_or_dataset)
+
+
+def from_service(element_spec, context=None, workers=None, trainers=None, max_outstanding_requests=8,
+                 tag=_SERVICE_TAG):
+    """On a training rank: the dataset of the elements the preprocessing ranks send this rank, in
+    arrival order, ending when every worker has ended its stream. ``element_spec``: the served
+    dataset's (or the dataset itself, not iterated). One pass."""
+    context = _context_with_communicator(context)
+    workers, trainers = _ranks(context, workers, trainers)
+    like = _like(element_spec)
+    core = _d.dist_from_service(context._core, workers, trainers, int(max_outstanding_requests), int(tag), like._core)
+    return _data.Dataset(core, like._structure)
+
+
+_PROCESSING_MODES = {"PARALLEL_EPOCHS": ShardingPolicy.OFF, ShardingPolicy.OFF: ShardingPolicy.OFF,
+                     ShardingPolicy.DATA: ShardingPolicy.DATA}
+
+
+def distribute(processing_mode=ShardingPolicy.OFF, context=None, workers=None, trainers=None,
+               max_outstanding_requests=8, tag=_SERVICE_TAG):
+    """``tf.data.experimental.service.distribute`` on the communicator, for ``dataset.apply``: on
+    a preprocessing rank it serves the dataset (blocking until sent) and gives an empty dataset;
+    on a training rank, :func:`from_service` with the dataset's element_spec. Modes: ``OFF``
+    (``"parallel_epochs"``: each worker serves the whole dataset) and ``DATA`` (worker i of n
+    serves ``dataset.shard(n, i)``: every element once in all). Collective (the roles)."""
+    mode = _PROCESSING_MODES.get(str(processing_mode).upper())
+    if mode is None:
+        raise ValueError("processing_mode must be OFF ('parallel_epochs') or DATA, not %r (shard the "
+                         "workers' files with sluice.distribute.shard for the other policies)" % (processing_mode,))
+    context = _context_with_communicator(context)
+    workers, trainers = _ranks(context, workers, trainers)
+
+    def apply(dataset):
+        if context.rank in workers:
+            served = dataset.shard(len(workers), workers.index(context.rank)) if mode == ShardingPolicy.DATA \
+                else dataset
+            serve(served, context, workers, trainers, max_outstanding_requests, tag)
+            return dataset.take(0)
+        return from_service(dataset, context, workers, trainers, max_outstanding_requests, tag)
+
+    return apply

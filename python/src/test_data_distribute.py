@@ -87,11 +87,12 @@ def test_pad_gives_every_rank_the_same_count(tmp_path):
     assert results == [3, 3, 3, 3]
 
 
-def test_resume_at_another_world_size_reads_the_rest_once(tmp_path):
+@pytest.mark.parametrize("policy", ["RECORD", "FILE"])
+def test_resume_at_another_world_size_reads_the_rest_once(tmp_path, policy):
     files = _write(tmp_path, [17, 8])
 
     def first(ctx):
-        it = iter(distribute.shard(files, policy="RECORD", seed=9, uneven="allow", context=ctx))
+        it = iter(distribute.shard(files, policy=policy, seed=9, uneven="allow", context=ctx))
         got = [bytes(next(it)) for _ in range(4)]
         return got, it.state
 
@@ -99,7 +100,7 @@ def test_resume_at_another_world_size_reads_the_rest_once(tmp_path):
     state = before[0][1]
     assert all(s == state for _, s in before)
     after = _on_ranks(3, lambda ctx: [bytes(x) for x in distribute.shard(
-        files, policy="RECORD", seed=9, uneven="allow", resume=state, context=ctx)])
+        files, policy=policy, seed=9, uneven="allow", resume=state, context=ctx)])
     seen = [r for got, _ in before for r in got] + [r for rank in after for r in rank]
     assert len(seen) == 25 and len(set(seen)) == 25
 

@@ -113,16 +113,32 @@ struct Config {
   int request_tag;                     // DYNAMIC
 };
 
+// Where a pass starts: a checkpoint's (world size, position, rest), or the
+// epoch's start at the config's size.
+struct Start {
+  int world_size;
+  uint64_t position = 0;
+  uint64_t rest = 0;
+};
+
+// FILE: one rank's files in the epoch's order, as record-id ranges.
+struct OwnFiles {
+  std::vector<uint64_t> files, starts;  // file numbers; their first read
+  uint64_t total = 0;
+  uint64_t count = 0;  // reads of the epoch after `uneven`
+};
+
 class ShardedIteratorImpl : public ShardedIterator {
  public:
   ShardedIteratorImpl(std::shared_ptr<const data::DatasetBase> dataset, const Config& config, uint64_t epoch,
-                      uint64_t start)
+                      Start from)
       : dataset_(std::move(dataset)),
         c_(config),
         epoch_(epoch),
         n_(c_.files->total()),
         permutation_(n_, c_.seed, c_.shuffle ? epoch : 0),
         readers_(c_.files->files.size()) {
+    const uint64_t start = from.position;
     switch (c_.policy) {
       case ShardingPolicy::kRecord:
       case ShardingPolicy::kData:
@@ -131,8 +147,13 @@ class ShardedIteratorImpl : public ShardedIterator {
         count_ = static_cast<int64_t>(plan_.CountFor(c_.rank));
         break;
       case ShardingPolicy::kFile:
-        PlanFiles();
-        read_ = std::min<int64_t>(static_cast<int64_t>(start), count_);
+        if (from.world_size == c_.size && from.rest == 0) {
+          own_ = PlanFiles(c_.size)[static_cast<size_t>(c_.rank)];
+          count_ = static_cast<int64_t>(own_.count);
+          read_ = std::min<int64_t>(static_cast<int64_t>(start), count_);
+        } else {
+          PlanRest(from);
+        }
         break;
       case ShardingPolicy::kOff:
         count_ = static_cast<int64_t>(n_);
@@ -166,6 +187,14 @@ class ShardedIteratorImpl : public ShardedIterator {
         s.position = plan_.PositionAfterSteps(static_cast<uint64_t>(read_));
         break;
       case ShardingPolicy::kFile:
+        if (rest_mode_) {
+          s.world_size = rest_from_.world_size;
+          s.position = rest_from_.position;
+          s.rest = plan_.PositionAfterSteps(static_cast<uint64_t>(read_));
+          break;
+        }
+        s.position = static_cast<uint64_t>(read_);  // reads per rank
+        break;
       case ShardingPolicy::kOff:
         s.position = static_cast<uint64_t>(read_);  // reads per rank
         break;
@@ -192,7 +221,8 @@ class ShardedIteratorImpl : public ShardedIterator {
       case ShardingPolicy::kHint:
         return std::optional<uint64_t>(plan_.PositionAt(c_.rank, k));
       case ShardingPolicy::kFile:
-        return std::optional<uint64_t>(FileRecordAt(k));
+        if (rest_mode_) return std::optional<uint64_t>(RestRecordAt(plan_.PositionAt(c_.rank, k)));
+        return std::optional<uint64_t>(FileRecordAt(own_, k));
       default:
         return std::optional<uint64_t>(k);  // OFF
     }
@@ -213,10 +243,10 @@ class ShardedIteratorImpl : public ShardedIterator {
     return std::optional<uint64_t>(c_.shuffle ? permutation_.Apply(p) : p);
   }
 
-  // FILE: this rank's files in the epoch's order, as record-id ranges.
-  void PlanFiles() {
+  // FILE: every rank's files of this epoch at `size` ranks.
+  std::vector<OwnFiles> PlanFiles(int size) const {
     const std::vector<uint64_t> per_file = c_.files->RecordsPerFile();
-    const auto lists = AssignFiles(per_file.size(), c_.size, c_.seed, c_.shuffle ? epoch_ : 0,
+    const auto lists = AssignFiles(per_file.size(), size, c_.seed, c_.shuffle ? epoch_ : 0,
                                    c_.balance_records ? per_file : std::vector<uint64_t>());
     std::vector<uint64_t> totals;
     for (const auto& list : lists) {
@@ -224,21 +254,50 @@ class ShardedIteratorImpl : public ShardedIterator {
       for (uint64_t f : list) t += per_file[f];
       totals.push_back(t);
     }
-    for (uint64_t f : lists[static_cast<size_t>(c_.rank)]) {
-      if (per_file[f] == 0) continue;
-      own_files_.push_back(f);
-      own_starts_.push_back(own_total_);
-      own_total_ += per_file[f];
+    std::vector<OwnFiles> out(lists.size());
+    for (size_t r = 0; r < lists.size(); ++r) {
+      OwnFiles& own = out[r];
+      for (uint64_t f : lists[r]) {
+        if (per_file[f] == 0) continue;
+        own.files.push_back(f);
+        own.starts.push_back(own.total);
+        own.total += per_file[f];
+      }
+      // Nothing of its own to pad with: no reads.
+      own.count = own.total == 0 ? 0 : FileModeCount(totals, static_cast<int>(r), c_.uneven);
     }
-    count_ = static_cast<int64_t>(FileModeCount(totals, c_.rank, c_.uneven));
-    if (own_total_ == 0) count_ = 0;  // nothing of its own to pad with
+    return out;
   }
 
-  uint64_t FileRecordAt(uint64_t k) const {
-    k %= own_total_;  // kPad repeats this rank's records from its first
-    const size_t i = static_cast<size_t>(std::upper_bound(own_starts_.begin(), own_starts_.end(), k) -
-                                         own_starts_.begin() - 1);
-    return c_.files->starts[own_files_[i]] + (k - own_starts_[i]);
+  // FILE resumed from a checkpoint of another world size (or of such a
+  // resume): the reads the checkpoint's ranks had left, old rank by old rank
+  // in order, dealt by stride over this job's ranks from from.rest on. Each
+  // record the old plan had left is read once (uneven as configured).
+  void PlanRest(const Start& from) {
+    rest_mode_ = true;
+    rest_from_ = from;
+    rest_ranks_ = PlanFiles(from.world_size);
+    uint64_t n = 0;
+    for (const OwnFiles& own : rest_ranks_) {
+      rest_starts_.push_back(n);
+      n += own.count > from.position ? own.count - from.position : 0;
+    }
+    plan_ = StridePlan{n, std::min(from.rest, n), c_.size, c_.uneven};
+    count_ = static_cast<int64_t>(plan_.CountFor(c_.rank));
+  }
+
+  // The record at position p of the rest (PlanRest).
+  uint64_t RestRecordAt(uint64_t p) const {
+    const size_t r = static_cast<size_t>(std::upper_bound(rest_starts_.begin(), rest_starts_.end(), p) -
+                                         rest_starts_.begin() - 1);
+    return FileRecordAt(rest_ranks_[r], rest_from_.position + (p - rest_starts_[r]));
+  }
+
+  uint64_t FileRecordAt(const OwnFiles& own, uint64_t k) const {
+    k %= own.total;  // kPad repeats the rank's records from its first
+    const size_t i = static_cast<size_t>(std::upper_bound(own.starts.begin(), own.starts.end(), k) -
+                                         own.starts.begin() - 1);
+    return c_.files->starts[own.files[i]] + (k - own.starts[i]);
   }
 
   Status Read(uint64_t id, Element* out) {
@@ -263,9 +322,13 @@ class ShardedIteratorImpl : public ShardedIterator {
   StridePlan plan_;
   int64_t count_ = 0;
   int64_t read_ = 0;
-  // FILE
-  std::vector<uint64_t> own_files_, own_starts_;
-  uint64_t own_total_ = 0;
+  // FILE: this rank's files; or, resumed at another world size, the old
+  // ranks' files, where each one's rest starts in the rest, and the checkpoint.
+  OwnFiles own_;
+  bool rest_mode_ = false;
+  Start rest_from_{1};
+  std::vector<OwnFiles> rest_ranks_;
+  std::vector<uint64_t> rest_starts_;
   // DYNAMIC: the current split [split_next_, split_end_)
   uint64_t split_next_ = 0, split_end_ = 0;
   std::vector<std::unique_ptr<io::RecordReader>> readers_;
@@ -273,17 +336,17 @@ class ShardedIteratorImpl : public ShardedIterator {
 
 class ShardedDataset : public data::DatasetBase {
  public:
-  ShardedDataset(Config config, uint64_t first_epoch, uint64_t first_position, std::unique_ptr<Dispatcher> dispatcher)
+  ShardedDataset(Config config, uint64_t first_epoch, Start first_start, std::unique_ptr<Dispatcher> dispatcher)
       : data::DatasetBase(data::ElementSpec{{DType::kString}, {PartialShape({})}, {}}),
         config_(std::move(config)),
         first_epoch_(first_epoch),
-        first_position_(first_position),
+        first_start_(first_start),
         dispatcher_(std::move(dispatcher)) {}
 
   int64_t cardinality() const override {
     if (config_.policy == ShardingPolicy::kDynamic) return data::kUnknownCardinality;
     // A fresh (not resumed) epoch's count: the same every epoch.
-    ShardedIteratorImpl probe(nullptr, config_, first_epoch_ + 1, 0);
+    ShardedIteratorImpl probe(nullptr, config_, first_epoch_ + 1, Start{config_.size});
     return probe.count();
   }
   std::string DebugName() const override { return "ShardedRecordFiles"; }
@@ -294,12 +357,13 @@ class ShardedDataset : public data::DatasetBase {
   std::unique_ptr<ShardedIterator> MakeTyped() const {
     const uint64_t pass = passes_.fetch_add(1, std::memory_order_relaxed);
     return std::make_unique<ShardedIteratorImpl>(shared_from_this(), config_, first_epoch_ + pass,
-                                                 pass == 0 ? first_position_ : 0);
+                                                 pass == 0 ? first_start_ : Start{config_.size});
   }
 
  private:
   const Config config_;
-  const uint64_t first_epoch_, first_position_;
+  const uint64_t first_epoch_;
+  const Start first_start_;
   mutable std::atomic<uint64_t> passes_{0};
   const std::unique_ptr<Dispatcher> dispatcher_;  // rank 0 of DYNAMIC only
 };
@@ -433,22 +497,23 @@ Result<data::DatasetPtr> ShardedRecordFiles(std::vector<std::string> files, Dist
     indexed->indexes.push_back(std::move(index));
   }
 
-  uint64_t first_epoch = 0, first_position = 0;
+  uint64_t first_epoch = 0;
+  Start first_start{size};
   if (options.resume) {
     const DistributedState& r = *options.resume;
     if (r.policy != policy) {
       return errors::InvalidArgument("cannot resume a ", ShardingPolicyName(r.policy), " checkpoint with policy ",
                                      ShardingPolicyName(policy));
     }
-    if ((policy == ShardingPolicy::kFile || policy == ShardingPolicy::kOff) && r.world_size != size) {
-      return errors::FailedPrecondition(ShardingPolicyName(policy), " checkpoints resume at the same world size (",
-                                        r.world_size, "), not ", size, "; RECORD and DATA resume at any size");
+    if (policy == ShardingPolicy::kOff && r.world_size != size) {
+      return errors::FailedPrecondition("OFF checkpoints resume at the same world size (", r.world_size, "), not ",
+                                        size, "; RECORD, DATA and FILE resume at any size");
     }
     if (r.seed != seed) {
       return errors::InvalidArgument("the checkpoint's seed ", r.seed, " differs from the seed ", seed);
     }
     first_epoch = r.epoch;
-    first_position = policy == ShardingPolicy::kDynamic ? 0 : r.position;
+    if (policy != ShardingPolicy::kDynamic) first_start = Start{r.world_size, r.position, r.rest};
   }
 
   if (ctx.communicator && options.check_consistency) {
@@ -481,7 +546,7 @@ Result<data::DatasetPtr> ShardedRecordFiles(std::vector<std::string> files, Dist
   }
   if (policy == ShardingPolicy::kDynamic && !ctx.communicator) config.policy = ShardingPolicy::kRecord;  // one rank
   return data::DatasetPtr(
-      std::make_shared<ShardedDataset>(std::move(config), first_epoch, first_position, std::move(dispatcher)));
+      std::make_shared<ShardedDataset>(std::move(config), first_epoch, first_start, std::move(dispatcher)));
 }
 
 std::unique_ptr<ShardedIterator> MakeShardedIterator(const data::DatasetPtr& dataset) {

@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "sluice/distribute/datasets.h"
@@ -174,52 +175,92 @@ TEST(ShardedRecordFilesTest, SeedChosenByRankZeroIsSharedByAll) {
   EXPECT_EQ(Counts(reads[0]).size(), 50u);
 }
 
-TEST(ShardedRecordFilesTest, ResumeAtAnotherWorldSizeKeepsExactlyOnce) {
-  const std::vector<std::string> files = WriteFiles({40, 23});  // 63 records
+// `ranks` ranks take `steps` synchronous steps of the dataset's first pass,
+// then checkpoint: each rank's records and the (common) state.
+std::pair<std::vector<std::vector<std::string>>, DistributedState> StepsThenCheckpoint(
+    int ranks, const std::vector<std::string>& files, const DistributeOptions& options, int steps) {
+  const auto comms = MakeThreadCommunicators(ranks);
+  std::vector<std::vector<std::string>> read(static_cast<size_t>(ranks));
+  std::vector<DistributedState> states(static_cast<size_t>(ranks));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      auto ds = ShardedRecordFiles(files, options, ContextOf(comms[static_cast<size_t>(r)])).value();
+      auto it = MakeShardedIterator(ds);
+      for (int k = 0; k < steps; ++k) {
+        Element e;
+        bool end = false;
+        ASSERT_TRUE(it->GetNext(&e, &end).ok());
+        ASSERT_FALSE(end);
+        read[static_cast<size_t>(r)].push_back(e[0].scalar<std::string>());
+      }
+      states[static_cast<size_t>(r)] = it->state();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const DistributedState& s : states) EXPECT_EQ(s, states[0]) << "every rank's state is the same";
+  return {read, states[0]};
+}
+
+class ResumeTest : public ::testing::TestWithParam<ShardingPolicy> {};
+
+TEST_P(ResumeTest, ResumeAtAnotherWorldSizeKeepsExactlyOnce) {
+  const std::vector<std::string> files = WriteFiles({40, 23, 9, 17, 5});  // 94 records
   for (int before : {2, 3}) {
-    for (int after : {1, 2, 4}) {
+    for (int after : {1, 2, 3, 4}) {
       DistributeOptions options;
-      options.policy = ShardingPolicy::kRecord;
+      options.policy = GetParam();
       options.uneven = Uneven::kAllow;
       options.seed = 5;
-      constexpr int kSteps = 7;
-      // `before` ranks take kSteps synchronous steps of epoch 0, then checkpoint.
-      const auto comms = MakeThreadCommunicators(before);
-      std::vector<std::vector<std::string>> first(static_cast<size_t>(before));
-      std::vector<DistributedState> states(static_cast<size_t>(before));
-      std::vector<std::thread> threads;
-      for (int r = 0; r < before; ++r) {
-        threads.emplace_back([&, r] {
-          auto ds = ShardedRecordFiles(files, options, ContextOf(comms[static_cast<size_t>(r)])).value();
-          auto it = MakeShardedIterator(ds);
-          for (int k = 0; k < kSteps; ++k) {
-            Element e;
-            bool end = false;
-            ASSERT_TRUE(it->GetNext(&e, &end).ok());
-            first[static_cast<size_t>(r)].push_back(e[0].scalar<std::string>());
-          }
-          states[static_cast<size_t>(r)] = it->state();
-        });
-      }
-      for (std::thread& t : threads) t.join();
-      for (const DistributedState& s : states) EXPECT_EQ(s, states[0]) << "every rank's state is the same";
-      options.resume = states[0];
-      const Reads rest = RunRanks(after, files, options);
+      auto [first, state] = StepsThenCheckpoint(before, files, options, 4);
+      options.resume = state;
+      const Reads rest = RunRanks(after, files, options, 2);
       std::map<std::string, int> counts = Counts(first);
       for (const auto& [record, n] : Counts(rest[0])) counts[record] += n;
       SCOPED_TRACE(testing::Message() << before << " -> " << after << " ranks");
-      EXPECT_EQ(counts.size(), 63u);
+      EXPECT_EQ(counts.size(), 94u);
       for (const auto& [record, n] : counts) EXPECT_EQ(n, 1) << record;
+      // The next epoch is a whole one at the new size.
+      const std::map<std::string, int> next = Counts(rest[1]);
+      EXPECT_EQ(next.size(), 94u);
+      for (const auto& [record, n] : next) EXPECT_EQ(n, 1) << record;
     }
   }
 }
 
-TEST(ShardedRecordFilesTest, FileCheckpointAtAnotherWorldSizeIsFailedPrecondition) {
-  const std::vector<std::string> files = WriteFiles({3});
+INSTANTIATE_TEST_SUITE_P(Policies, ResumeTest,
+                         ::testing::Values(ShardingPolicy::kRecord, ShardingPolicy::kData, ShardingPolicy::kFile),
+                         [](const auto& info) { return std::string(ShardingPolicyName(info.param)); });
+
+TEST(ShardedRecordFilesTest, FileCheckpointOfAResumeAtAnotherSizeResumesAgainExactlyOnce) {
+  const std::vector<std::string> files = WriteFiles({40, 23, 9, 17, 5});  // 94 records
   DistributeOptions options;
   options.policy = ShardingPolicy::kFile;
+  options.uneven = Uneven::kAllow;
+  options.seed = 8;
+  // 3 ranks read 5 each, 2 ranks go on for 6 steps, then 4 ranks finish the epoch.
+  auto [first, state] = StepsThenCheckpoint(3, files, options, 5);
+  options.resume = state;
+  auto [second, state2] = StepsThenCheckpoint(2, files, options, 6);
+  EXPECT_EQ(state2.world_size, 3);
+  EXPECT_EQ(state2.position, 5u);
+  EXPECT_EQ(state2.rest, 12u);
+  EXPECT_EQ(DistributedState::Parse(state2.Serialize()).value(), state2);
+  options.resume = state2;
+  const Reads rest = RunRanks(4, files, options);
+  std::map<std::string, int> counts = Counts(first);
+  for (const auto& [record, n] : Counts(second)) counts[record] += n;
+  for (const auto& [record, n] : Counts(rest[0])) counts[record] += n;
+  EXPECT_EQ(counts.size(), 94u);
+  for (const auto& [record, n] : counts) EXPECT_EQ(n, 1) << record;
+}
+
+TEST(ShardedRecordFilesTest, OffCheckpointAtAnotherWorldSizeIsFailedPrecondition) {
+  const std::vector<std::string> files = WriteFiles({3});
+  DistributeOptions options;
+  options.policy = ShardingPolicy::kOff;
   options.seed = 5;
-  options.resume = DistributedState{5, 0, ShardingPolicy::kFile, 2, 1};
+  options.resume = DistributedState{5, 0, ShardingPolicy::kOff, 2, 1};
   InputContext single;
   EXPECT_EQ(ShardedRecordFiles(files, options, single).status().code(), Code::kFailedPrecondition);
 }

@@ -125,7 +125,7 @@ uint64_t FileModeCount(const std::vector<uint64_t>& rank_totals, int rank, Uneve
 
 std::string DistributedState::Serialize() const {
   return StrCat("sluice-dist v", kVersion, " seed=", seed, " epoch=", epoch, " policy=", ShardingPolicyName(policy),
-                " world_size=", world_size, " position=", position);
+                " world_size=", world_size, " position=", position, rest > 0 ? StrCat(" rest=", rest) : "");
 }
 
 Result<DistributedState> DistributedState::Parse(std::string_view bytes) {
@@ -162,12 +162,14 @@ Result<DistributedState> DistributedState::Parse(std::string_view bytes) {
       state.world_size = static_cast<int>(v);
     } else if (key == "position") {
       state.position = v;
+    } else if (key == "rest" && fields == 5) {
+      state.rest = v;
     } else {
       return corrupt(StrCat("unexpected field \"", field, "\""));
     }
     ++fields;
   }
-  if (fields != 5) return corrupt("expected 5 fields");
+  if (fields != 5 && fields != 6) return corrupt("expected 5 fields (6 with rest)");
   return state;
 }
 

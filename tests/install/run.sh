@@ -3,8 +3,9 @@
 # downstream program against it twice: with CMake (find_package(sluice),
 # sluice::sluice) and with pkg-config (pkg-config --cflags --libs sluice);
 # and, with CMake, a program linked against one layer (sluice::core alone:
-# CMakeLists.txt checks that it pulls no other sluice library). Runs all
-# three. Called by ctest (tests/CMakeLists.txt) as
+# CMakeLists.txt checks that it pulls no other sluice library), and one
+# against sluice::mpi where sluice was built with MPI. Runs them all.
+# Called by ctest (tests/CMakeLists.txt) as
 #   run.sh <sluice build dir> <scratch dir> <cmake> <c++ compiler> <generator>
 set -euo pipefail
 build="$1"; work="$2"; cmake="${3:-cmake}"; cxx="${4:-c++}"; generator="${5:-Ninja}"
@@ -24,6 +25,11 @@ echo "--- find_package(sluice)"
 "$cmake" --build "$work/cmake-build"
 "$work/cmake-build/downstream" "$work"
 "$work/cmake-build/downstream_core"
+# sluice::mpi where sluice was built with MPI.
+if [ -e "$build/src/distribute/libsluice_mpi.a" ]; then
+  [ -x "$work/cmake-build/downstream_mpi" ] || { echo "sluice::mpi was built but not installed"; exit 1; }
+  "$work/cmake-build/downstream_mpi"
+fi
 
 echo "--- pkg-config sluice"
 pc="$(find "$prefix" -name sluice.pc -print -quit)"

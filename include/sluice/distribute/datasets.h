@@ -1,7 +1,7 @@
 // Distributed datasets: the records of TFRecord files shared out over the
 // ranks of a job, every record read exactly once per epoch across ranks
 // (sharding.h's plans), with equal ends (Uneven), a start-up consistency
-// check, and a small checkpoint valid at any world size (RECORD, DATA).
+// check, and a small checkpoint valid at any world size (RECORD, DATA, FILE).
 //
 //   InputContext ctx = Init().value();
 //   DistributeOptions opts;
@@ -51,8 +51,11 @@ struct DistributeOptions {
   // DYNAMIC: records per split handed out by rank 0.
   int64_t split_records = 64;
   // Start from a checkpoint (ShardedIterator::state()): its epoch, at its
-  // position. RECORD and DATA resume at any world size; FILE at the same
-  // world size (FailedPrecondition otherwise); DYNAMIC and OFF restart the
+  // position. RECORD and DATA resume at any world size; FILE too: at the
+  // same size each rank goes on in its files, at another the records the
+  // checkpoint's ranks had left are dealt by stride over the new ranks (the
+  // rest of that epoch only; later epochs plan files as usual); OFF at the
+  // same world size (FailedPrecondition otherwise); DYNAMIC restarts the
   // epoch.
   std::optional<DistributedState> resume;
 };

@@ -109,8 +109,13 @@ struct DistributedState {
   ShardingPolicy policy = ShardingPolicy::kRecord;
   int world_size = 1;
   uint64_t position = 0;
+  // FILE resumed at another world size: the global position in the rest of
+  // the epoch (the records world_size ranks had left after `position` reads
+  // each, dealt by stride over the new ranks). 0 otherwise.
+  uint64_t rest = 0;
 
-  // "sluice-dist v1 seed=<s> epoch=<e> policy=<P> world_size=<w> position=<p>".
+  // "sluice-dist v1 seed=<s> epoch=<e> policy=<P> world_size=<w> position=<p>"
+  // and " rest=<r>" when rest > 0.
   std::string Serialize() const;
   // DataLoss for bytes Serialize did not make (or of another version).
   [[nodiscard]] static Result<DistributedState> Parse(std::string_view bytes);
