@@ -94,6 +94,20 @@ fi
 out="$BUILD_DIR/bench-results"
 mkdir -p "$out"
 
+# Builds sluice._core in $PY_BUILD_DIR (default $BUILD_DIR-py) and stages the
+# package in $stage (= $PY_BUILD_DIR/pystage), for PYTHONPATH.
+stage_python() {
+  PY_BUILD_DIR="${PY_BUILD_DIR:-$BUILD_DIR-py}"
+  if [ ! -f "$PY_BUILD_DIR/CMakeCache.txt" ]; then
+    cmake -S . -B "$PY_BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_PYTHON=ON \
+      -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_EXAMPLES=OFF -DPython_EXECUTABLE="$PY" >/dev/null
+  fi
+  cmake --build "$PY_BUILD_DIR" -j "$JOBS" --target _core >/dev/null
+  stage="$PY_BUILD_DIR/pystage"
+  rm -rf "$stage/sluice" && mkdir -p "$stage" && cp -r python/sluice "$stage/sluice"
+  cp "$PY_BUILD_DIR"/python/_core*.so "$stage/sluice/"
+}
+
 if [ "$suite" = "image" ]; then
   cmake --build "$BUILD_DIR" -j "$JOBS" --target image_benchmark >/dev/null
   IMAGE_DIR="${IMAGE_DIR:-$BUILD_DIR/image-data}"
@@ -112,15 +126,7 @@ if [ "$suite" = "image" ]; then
   if [ "${SKIP_PY:-0}" = "1" ]; then
     echo "== Python: skipped (SKIP_PY=1)"
   else
-    PY_BUILD_DIR="${PY_BUILD_DIR:-$BUILD_DIR-py}"
-    if [ ! -f "$PY_BUILD_DIR/CMakeCache.txt" ]; then
-      cmake -S . -B "$PY_BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_PYTHON=ON \
-        -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_EXAMPLES=OFF -DPython_EXECUTABLE="$PY" >/dev/null
-    fi
-    cmake --build "$PY_BUILD_DIR" -j "$JOBS" --target _core >/dev/null
-    stage="$PY_BUILD_DIR/pystage"
-    rm -rf "$stage/sluice" && mkdir -p "$stage" && cp -r python/sluice "$stage/sluice"
-    cp "$PY_BUILD_DIR"/python/_core*.so "$stage/sluice/"
+    stage_python
     echo "== Python: PYTHONPATH=$stage $PY bench/py_image_bench.py --image-dir $IMAGE_DIR --repetitions $REPS"
     # One thread per library (idle BLAS threads spin, and process_time counts them).
     PYTHONPATH="$stage" TF_CPP_MIN_LOG_LEVEL=3 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
@@ -136,15 +142,7 @@ fi
 
 if [ "$suite" = "compat" ]; then
   # Python only: sluice.compat.v1's graph-mode image pipeline against the eager one.
-  PY_BUILD_DIR="${PY_BUILD_DIR:-$BUILD_DIR-py}"
-  if [ ! -f "$PY_BUILD_DIR/CMakeCache.txt" ]; then
-    cmake -S . -B "$PY_BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_PYTHON=ON \
-      -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_EXAMPLES=OFF -DPython_EXECUTABLE="$PY" >/dev/null
-  fi
-  cmake --build "$PY_BUILD_DIR" -j "$JOBS" --target _core >/dev/null
-  stage="$PY_BUILD_DIR/pystage"
-  rm -rf "$stage/sluice" && mkdir -p "$stage" && cp -r python/sluice "$stage/sluice"
-  cp "$PY_BUILD_DIR"/python/_core*.so "$stage/sluice/"
+  stage_python
   echo "== Python: PYTHONPATH=$stage $PY bench/compat_v1_bench.py --data-dir $out --reps $((REPS + 2))"
   PYTHONPATH="$stage" OPENBLAS_NUM_THREADS=1 timeout 1800 "$PY" bench/compat_v1_bench.py --data-dir "$out" \
     --reps "$((REPS + 2))"

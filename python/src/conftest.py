@@ -1,6 +1,7 @@
 """Shared helpers for the sluice Python tests (which import the installed package)."""
 
 import os
+import shutil
 import threading
 import time
 
@@ -68,3 +69,16 @@ def background():
 def _clean_queue_runners():
     yield
     sluice.train.clear_queue_runners()
+
+
+@pytest.fixture
+def mpirun():
+    """The path of mpirun, for tests that launch ranks; skips where mpirun or sluice._mpi is missing."""
+    path = shutil.which("mpirun")
+    if path is None:
+        pytest.skip("mpirun not found")
+    try:
+        from sluice import _mpi  # noqa: F401
+    except ImportError:
+        pytest.skip("sluice._mpi not built (no MPI where sluice was built)")
+    return path

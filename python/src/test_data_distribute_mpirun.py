@@ -3,11 +3,9 @@ communicator through sluice._mpi, and shard() reads every record once across the
 Skipped where mpirun or sluice._mpi (built only where MPI was found) is missing."""
 
 import os
-import shutil
 import subprocess
 import sys
 
-import pytest
 
 import sluice
 
@@ -26,19 +24,7 @@ with open(sys.argv[1] + ".rank%d" % ctx.rank, "w") as f:
 """
 
 
-def _mpirun():
-    mpirun = shutil.which("mpirun")
-    if mpirun is None:
-        pytest.skip("mpirun not found")
-    try:
-        from sluice import _mpi  # noqa: F401
-    except ImportError:
-        pytest.skip("sluice._mpi not built (no MPI where sluice was built)")
-    return mpirun
-
-
-def test_two_ranks_under_mpirun_read_every_record_once(tmp_path):
-    mpirun = _mpirun()
+def test_two_ranks_under_mpirun_read_every_record_once(tmp_path, mpirun):
     files = []
     for i, n in enumerate([5, 8]):
         path = str(tmp_path / ("f%d.tfrecord" % i))

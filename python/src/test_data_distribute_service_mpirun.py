@@ -4,11 +4,9 @@ preprocessing ranks (SLUICE_ROLE per rank, MPMD), ``dataset.apply(sluice.distrib
 or sluice._mpi (built only where MPI was found) is missing."""
 
 import os
-import shutil
 import subprocess
 import sys
 
-import pytest
 
 SCRIPT = r"""
 import sys
@@ -31,19 +29,7 @@ with open(sys.argv[1] + ".rank%d" % ctx.rank, "w") as f:
 """
 
 
-def _mpirun():
-    mpirun = shutil.which("mpirun")
-    if mpirun is None:
-        pytest.skip("mpirun not found")
-    try:
-        from sluice import _mpi  # noqa: F401
-    except ImportError:
-        pytest.skip("sluice._mpi not built (no MPI where sluice was built)")
-    return mpirun
-
-
-def test_one_trainer_two_preprocessing_ranks_under_mpirun_every_element_once(tmp_path):
-    mpirun = _mpirun()
+def test_one_trainer_two_preprocessing_ranks_under_mpirun_every_element_once(tmp_path, mpirun):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_btl_vader_single_copy_mechanism="none")
     out = str(tmp_path / "out")
