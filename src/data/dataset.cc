@@ -10,6 +10,13 @@
 namespace sluice::data {
 namespace {
 
+// The context of a new iterator tree: its own cancellation, error count and
+// model.
+IteratorContext NewRootContext(bool probe) {
+  return IteratorContext{std::make_shared<CancellationManager>(), std::make_shared<std::atomic<int64_t>>(0), probe,
+                         std::make_shared<Model>()};
+}
+
 // The iterator MakeIterator returns: owns the tree's CancellationManager and
 // cancels it before destroying the tree, so every blocked worker wakes; owns
 // the tree's Model, whose tuner it starts on the first GetNext and stops
@@ -101,8 +108,7 @@ class RootIterator : public IteratorBase {
     cm_->StartCancel();
     model_->Stop();
     inner_.reset();
-    IteratorContext ctx{std::make_shared<CancellationManager>(), std::make_shared<std::atomic<int64_t>>(0), probe_,
-                        std::make_shared<Model>()};
+    IteratorContext ctx = NewRootContext(probe_);
     cm_ = ctx.cancellation;
     skipped_errors_ = ctx.skipped_errors;
     model_ = ctx.model;
@@ -146,8 +152,7 @@ std::string ElementSpec::DebugString() const {
 namespace {
 
 std::unique_ptr<IteratorBase> MakeRootIterator(const DatasetBase& dataset, bool probe) {
-  IteratorContext ctx{std::make_shared<CancellationManager>(), std::make_shared<std::atomic<int64_t>>(0), probe,
-                      std::make_shared<Model>()};
+  IteratorContext ctx = NewRootContext(probe);
   std::unique_ptr<IteratorBase> inner = dataset.MakeIteratorInternal(ctx);
   return std::make_unique<RootIterator>(dataset, ctx, std::move(inner));
 }
