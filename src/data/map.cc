@@ -344,8 +344,9 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
       MutexLock lock(&mu_);
       n = autotune_ ? (model_ ? model_->max_parallelism() : AutotuneParallelism()) : parallelism_;
       max_parallelism_ = n;
-      // AUTOTUNE without tuning: one call per core of the budget.
-      if (autotune_ && !(model_ && model_->autotune_enabled())) parallelism_ = model_ ? model_->cpu_budget() : n;
+      // AUTOTUNE starts at one call per core of the budget (TF starts at its
+      // runner pool's size); the tuner lowers it where the stage needs less.
+      if (autotune_) parallelism_ = model_ ? model_->cpu_budget() : n;
       SetParallelismLocked(parallelism_);
     }
     if (autotune_) node_->SetApply([this](int64_t p) {

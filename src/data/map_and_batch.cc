@@ -346,7 +346,9 @@ void MapAndBatchDataset::Iterator::StartThreads() {
     MutexLock lock(&mu_);
     n = autotune_ ? (model_ ? model_->max_parallelism() : AutotuneParallelism()) : parallelism_;
     max_parallelism_ = n;
-    if (autotune_ && !(model_ && model_->autotune_enabled())) parallelism_ = model_ ? model_->cpu_budget() : n;
+    // AUTOTUNE starts at one call per core of the budget (TF starts at its
+    // runner pool's size); the tuner lowers it where the stage needs less.
+    if (autotune_) parallelism_ = model_ ? model_->cpu_budget() : n;
     // One batch being handed out and enough being filled to keep every worker busy.
     max_batches_ = std::max<int64_t>(2, 1 + (n + dataset_->batch_size_ - 1) / dataset_->batch_size_);
     SetParallelismLocked(parallelism_);

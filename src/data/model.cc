@@ -224,7 +224,7 @@ void Model::Stop() {
 }
 
 void Model::TunerLoop() {
-  // The first step comes early: a cold pipeline starts at parallelism 1.
+  // The first step comes early: a cold pipeline runs at its starting guess.
   auto next = std::chrono::steady_clock::now() + kTunePeriod / 2;
   while (true) {
     {
