@@ -28,9 +28,12 @@
   that they agree on the file list (names and record counts), seed, policy and version: a
   mismatch raises FailedPreconditionError naming the differing ranks.
 * Checkpoints: ``iter(ds).state`` is a short string (seed, epoch, policy, world size, global
-  position) valid at a synchronous step; ``shard(..., resume=state)`` resumes it, RECORD, DATA
-  and FILE at any world size (FILE at another size: the records the old ranks had left in their
-  files, dealt by stride for the rest of that epoch), each record still read once in that epoch.
+  position) valid at a synchronous step; ``shard(..., resume=state)`` resumes it, RECORD, DATA,
+  FILE and DYNAMIC at any world size (FILE at another size: the records the old ranks had left in
+  their files, dealt by stride for the rest of that epoch; DYNAMIC: the positions no rank had read,
+  which rank 0's dispatcher names from its journal of splits, handed out first), each record still
+  read once in that epoch. Under DYNAMIC, ``state`` asks rank 0 (keep its dataset alive) and raises
+  FailedPreconditionError when some rank cannot have read as many elements yet.
 * Preprocessing ranks (tf.data service's job): ranks started with ``SLUICE_ROLE=preprocess`` run
   the pipeline and stream its elements to the training ranks, which read them as a dataset::
 
@@ -165,7 +168,8 @@ class ShardedIterator(_data.Iterator):
 
     @property
     def state(self):
-        """The checkpoint string (valid when every rank has read as many elements)."""
+        """The checkpoint string (valid when every rank has read as many elements; DYNAMIC asks
+        rank 0's dispatcher)."""
         return self._it.state()
 
     @property

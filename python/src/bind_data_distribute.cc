@@ -226,7 +226,11 @@ void BindDataDistribute(nb::module_& d) {
       .def("next", [](ShardedIteratorHandle& h) { return NextOrNone(h.it.get()); })
       .def("state", [](const ShardedIteratorHandle& h) {
         if (!h.it) throw nb::value_error("the iterator is closed");
-        return h.it->state().Serialize();
+        Result<dist::DistributedState> state = [&] {
+          nb::gil_scoped_release release;  // DYNAMIC asks rank 0
+          return h.it->state();
+        }();
+        return Must(std::move(state)).Serialize();
       })
       .def("count", [](const ShardedIteratorHandle& h) {
         if (!h.it) throw nb::value_error("the iterator is closed");

@@ -87,22 +87,52 @@ def test_pad_gives_every_rank_the_same_count(tmp_path):
     assert results == [3, 3, 3, 3]
 
 
-@pytest.mark.parametrize("policy", ["RECORD", "FILE"])
+@pytest.mark.parametrize("policy", ["RECORD", "FILE", "DYNAMIC"])
 def test_resume_at_another_world_size_reads_the_rest_once(tmp_path, policy):
     files = _write(tmp_path, [17, 8])
 
     def first(ctx):
-        it = iter(distribute.shard(files, policy=policy, seed=9, uneven="allow", context=ctx))
+        it = iter(distribute.shard(files, policy=policy, seed=9, uneven="allow", split_records=3, context=ctx))
         got = [bytes(next(it)) for _ in range(4)]
-        return got, it.state
+        ctx.barrier()  # a synchronous step; DYNAMIC asks rank 0, whose dataset must live
+        state = it.state
+        ctx.barrier()
+        return got, state
 
     before = _on_ranks(2, first)
     state = before[0][1]
     assert all(s == state for _, s in before)
-    after = _on_ranks(3, lambda ctx: [bytes(x) for x in distribute.shard(
-        files, policy=policy, seed=9, uneven="allow", resume=state, context=ctx)])
+
+    def after_rank(ctx):
+        got = [bytes(x) for x in distribute.shard(
+            files, policy=policy, seed=9, uneven="allow", split_records=3, resume=state, context=ctx)]
+        ctx.barrier()
+        return got
+
+    after = _on_ranks(3, after_rank)
     seen = [r for got, _ in before for r in got] + [r for rank in after for r in rank]
     assert len(seen) == 25 and len(set(seen)) == 25
+
+
+def test_dynamic_state_off_a_synchronous_step_raises_failed_precondition(tmp_path):
+    files = _write(tmp_path, [12])
+
+    def rank(ctx):
+        it = iter(distribute.shard(files, policy="DYNAMIC", seed=1, split_records=2, context=ctx))
+        result = None
+        if ctx.rank == 1:
+            for _ in range(3):
+                next(it)
+            try:
+                result = it.state
+            except sluice.errors.FailedPreconditionError as e:
+                result = e
+        ctx.barrier()
+        return result
+
+    result = _on_ranks(2, rank)[1]
+    assert isinstance(result, sluice.errors.FailedPreconditionError)
+    assert "synchronous step" in str(result)
 
 
 def test_different_file_lists_fail_naming_the_rank(tmp_path):

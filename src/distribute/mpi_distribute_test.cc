@@ -91,6 +91,43 @@ TEST(MpiShardedRecordFilesTest, EveryRecordOncePerEpochForEachPolicy) {
   }
 }
 
+TEST(MpiShardedRecordFilesTest, DynamicCheckpointResumesExactlyOnce) {
+  const std::vector<std::string> files = SharedFiles({13, 0, 7, 21, 5});  // 46 records
+  DistributeOptions options;
+  options.policy = ShardingPolicy::kDynamic;
+  options.split_records = 3;
+  std::vector<std::string> first;
+  std::string state;
+  {
+    auto ds = ShardedRecordFiles(files, options, ContextOf(Shared())).value();
+    auto it = MakeShardedIterator(ds);
+    for (int k = 0; k < 4; ++k) {
+      Element e;
+      bool end = false;
+      ASSERT_TRUE(it->GetNext(&e, &end).ok());
+      ASSERT_FALSE(end);
+      first.push_back(e[0].scalar<std::string>());
+    }
+    ASSERT_TRUE(MpiWorld().Barrier().ok());  // a synchronous step
+    Result<DistributedState> s = it->state();
+    ASSERT_TRUE(s.ok()) << s.status();
+    state = s->Serialize();
+    ASSERT_TRUE(MpiWorld().Barrier().ok());  // rank 0's dispatcher answered every rank
+  }
+  std::string root_state = state;
+  ASSERT_TRUE(MpiWorld().Bcast(&root_state, 0).ok());
+  EXPECT_EQ(state, root_state) << "every rank's state is the same";
+  options.resume = DistributedState::Parse(state).value();
+  options.seed = options.resume->seed;
+  auto resumed = ShardedRecordFiles(files, options, ContextOf(Shared())).value();
+  std::vector<std::string> mine = first;
+  for (const std::string& r : Pass(resumed)) mine.push_back(r);
+  const std::map<std::string, int> counts = GatherCounts(mine);
+  EXPECT_EQ(counts.size(), 46u);
+  for (const auto& [record, n] : counts) EXPECT_EQ(n, 1) << record;
+  ASSERT_TRUE(MpiWorld().Barrier().ok());
+}
+
 TEST(MpiShardedRecordFilesTest, PadGivesEveryRankTheSameCount) {
   const std::vector<std::string> files = SharedFiles({11});
   DistributeOptions options;

@@ -3,8 +3,12 @@
 // dispatcher for splits instead.
 #include <algorithm>
 #include <atomic>
+#include <map>
+#include <optional>
 #include <random>
+#include <set>
 #include <thread>
+#include <utility>
 
 #include "sluice/core/mutex.h"
 #include "sluice/data/index_permutation.h"
@@ -61,41 +65,186 @@ struct IndexedFiles {
   }
 };
 
-// Rank 0 of a DYNAMIC dataset: hands out splits of each epoch's positions,
-// first come first served, until destroyed.
+using Ranges = std::vector<std::pair<uint64_t, uint64_t>>;
+
+// DYNAMIC's bookkeeping: hands out splits of each epoch's positions, first
+// come first served, and journals which rank got which, so that the
+// positions no rank has read after `reads` reads each (a synchronous step)
+// can be named for a checkpoint. Thread-safe.
+class SplitJournal {
+ public:
+  // `resume`: a checkpoint's epoch and the positions it had left.
+  SplitJournal(int ranks, uint64_t total, uint64_t split, std::optional<std::pair<uint64_t, Ranges>> resume)
+      : ranks_(ranks), total_(total), split_(split), resume_(std::move(resume)) {}
+
+  // The next split of `epoch` for `rank`; empty at the end of the epoch.
+  std::pair<uint64_t, uint64_t> Grant(uint64_t epoch, int rank) SLUICE_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    if (finished_.count(epoch) != 0) return {0, 0};
+    Epoch& e = Get(epoch);
+    while (e.range < e.todo.size() && e.next >= e.todo[e.range].second) {
+      if (++e.range < e.todo.size()) e.next = e.todo[e.range].first;
+    }
+    const size_t r = static_cast<size_t>(rank);
+    if (e.range == e.todo.size()) {
+      if (!e.ended[r]) {
+        e.ended[r] = true;
+        // Every rank has its end: nobody asks for this epoch's splits again.
+        if (++e.ended_ranks == ranks_) {
+          epochs_.erase(epoch);
+          finished_.insert(epoch);
+        }
+      }
+      return {0, 0};
+    }
+    const uint64_t begin = e.next, end = std::min(e.todo[e.range].second, begin + split_);
+    e.next = end;
+    e.grants[r].emplace_back(begin, end);
+    e.granted[r] += end - begin;
+    return {begin, end};
+  }
+
+  // Whether some rank has started an epoch that not every rank has ended.
+  bool HasOpenEpoch() SLUICE_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    for (const auto& [epoch, e] : epochs_) {
+      for (size_t r = 0; r < e.grants.size(); ++r) {
+        if (!e.grants[r].empty() || e.ended[r]) return true;
+      }
+    }
+    return false;
+  }
+
+  // The positions of `epoch` not read once every rank has made `reads`
+  // reads: the rest of each rank's splits and what was not handed out yet.
+  // FailedPrecondition when a rank cannot have made them (it holds fewer
+  // positions and has not reached the end): state() was not called at a
+  // synchronous step.
+  Result<Ranges> Left(uint64_t epoch, uint64_t reads) SLUICE_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    if (finished_.count(epoch) != 0) return Ranges();
+    Epoch& e = Get(epoch);
+    Ranges left;
+    for (size_t r = 0; r < e.grants.size(); ++r) {
+      if (e.granted[r] < reads && !e.ended[r]) {
+        return errors::FailedPrecondition("DYNAMIC state after ", reads, " reads per rank, but rank ", r,
+                                          " has been handed only ", e.granted[r],
+                                          ": take the state at a synchronous step, when every rank has read as many");
+      }
+      uint64_t consumed = reads;
+      for (const auto& [b, end] : e.grants[r]) {
+        const uint64_t n = end - b;
+        if (consumed >= n) {
+          consumed -= n;
+          continue;
+        }
+        left.emplace_back(b + consumed, end);
+        consumed = 0;
+      }
+    }
+    for (size_t i = e.range; i < e.todo.size(); ++i) {
+      const uint64_t b = i == e.range ? std::max(e.next, e.todo[i].first) : e.todo[i].first;
+      if (b < e.todo[i].second) left.emplace_back(b, e.todo[i].second);
+    }
+    std::sort(left.begin(), left.end());
+    Ranges merged;
+    for (const auto& range : left) {
+      if (!merged.empty() && merged.back().second == range.first) {
+        merged.back().second = range.second;
+      } else {
+        merged.push_back(range);
+      }
+    }
+    return merged;
+  }
+
+ private:
+  struct Epoch {
+    Ranges todo;        // what to hand out, in order
+    size_t range = 0;   // todo[range] is being handed out,
+    uint64_t next = 0;  // from here
+    std::vector<Ranges> grants;      // per rank, in the order handed out
+    std::vector<uint64_t> granted;   // per rank: positions handed out
+    std::vector<bool> ended;         // per rank: got the empty split
+    int ended_ranks = 0;
+  };
+
+  Epoch& Get(uint64_t epoch) SLUICE_REQUIRES(mu_) {
+    auto [it, fresh] = epochs_.try_emplace(epoch);
+    Epoch& e = it->second;
+    if (fresh) {
+      e.todo = resume_ && resume_->first == epoch ? resume_->second : Ranges{{0, total_}};
+      e.todo.erase(std::remove_if(e.todo.begin(), e.todo.end(), [](const auto& r) { return r.first >= r.second; }),
+                   e.todo.end());
+      e.next = e.todo.empty() ? 0 : e.todo[0].first;
+      e.grants.resize(static_cast<size_t>(ranks_));
+      e.granted.resize(static_cast<size_t>(ranks_));
+      e.ended.resize(static_cast<size_t>(ranks_));
+    }
+    return e;
+  }
+
+  const int ranks_;
+  const uint64_t total_, split_;
+  const std::optional<std::pair<uint64_t, Ranges>> resume_;
+  Mutex mu_;
+  std::map<uint64_t, Epoch> epochs_ SLUICE_GUARDED_BY(mu_);
+  std::set<uint64_t> finished_ SLUICE_GUARDED_BY(mu_);  // every rank ended: journal dropped
+};
+
+// Rank 0 of a DYNAMIC dataset: answers the ranks' split and state requests
+// from the journal. Requests: "<epoch>" for a split, answered "<begin>
+// <end>"; "<epoch> <reads>" for a state, answered "0 <b> <e> ..." (the left
+// ranges) or "1 <message>". Destroyed while other ranks are still in an
+// epoch (rank 0 dropped its dataset first), its thread goes on serving until
+// every rank has had that epoch's end, then exits by itself, so no rank
+// waits for an answer that never comes.
 class Dispatcher {
  public:
-  Dispatcher(std::shared_ptr<Communicator> comm, int request_tag, uint64_t total, uint64_t split)
-      : comm_(std::move(comm)), request_tag_(request_tag), total_(total), split_(split) {
-    thread_ = std::thread([this] { Serve(); });
+  Dispatcher(std::shared_ptr<Communicator> comm, int request_tag, std::shared_ptr<SplitJournal> journal)
+      : comm_(comm), request_tag_(request_tag) {
+    thread_ = std::thread([comm = std::move(comm), request_tag, journal = std::move(journal)] {
+      Serve(*comm, request_tag, *journal);
+    });
   }
   ~Dispatcher() {
     // A request from this rank with no epoch: the stop signal.
     if (!comm_->Send(comm_->rank(), request_tag_, "").ok()) comm_->Cancel(errors::Cancelled("dispatcher stopped"));
-    thread_.join();
+    thread_.detach();  // it owns what it uses
   }
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
 
  private:
-  void Serve() {
-    std::vector<uint64_t> cursors;  // per epoch: the next position to hand out
-    while (true) {
-      Result<Message> m = comm_->Recv(kAnySource, request_tag_);
+  static void Serve(Communicator& comm, int request_tag, SplitJournal& journal) {
+    bool stopping = false;
+    while (!stopping || journal.HasOpenEpoch()) {
+      Result<Message> m = comm.Recv(kAnySource, request_tag);
       if (!m.ok()) return;
       const std::vector<uint64_t> request = DecodeU64s(m->bytes());
-      if (request.empty()) return;  // stop
-      const uint64_t epoch = request[0];
-      if (cursors.size() <= epoch) cursors.resize(epoch + 1, 0);
-      const uint64_t begin = cursors[epoch], end = std::min(total_, begin + split_);
-      cursors[epoch] = end;
-      if (!comm_->Send(m->source, request_tag_ + 1, EncodeU64s({begin, end})).ok()) return;
+      if (request.empty()) {
+        stopping = true;
+        continue;
+      }
+      std::string reply;
+      if (request.size() == 1) {
+        const auto [begin, end] = journal.Grant(request[0], m->source);
+        reply = EncodeU64s({begin, end});
+      } else {
+        Result<Ranges> left = journal.Left(request[0], request[1]);
+        if (left.ok()) {
+          reply = "0 ";
+          for (const auto& [b, e] : *left) reply += EncodeU64s({b, e});
+        } else {
+          reply = StrCat("1 ", left.status().message());
+        }
+      }
+      if (!comm.Send(m->source, request_tag + 1, reply).ok()) return;
     }
   }
 
   const std::shared_ptr<Communicator> comm_;
   const int request_tag_;
-  const uint64_t total_, split_;
   std::thread thread_;
 };
 
@@ -111,6 +260,9 @@ struct Config {
   int rank, size;
   std::shared_ptr<Communicator> comm;  // null: none
   int request_tag;                     // DYNAMIC
+  // DYNAMIC on rank 0 (or on a single rank without a communicator): the
+  // journal itself; the other ranks ask rank 0's dispatcher.
+  std::shared_ptr<SplitJournal> journal;
 };
 
 // Where a pass starts: a checkpoint's (world size, position, rest), or the
@@ -178,8 +330,8 @@ class ShardedIteratorImpl : public ShardedIterator {
     return Status();
   }
 
-  DistributedState state() const override {
-    DistributedState s{c_.seed, epoch_, c_.policy, c_.size, 0};
+  Result<DistributedState> state() const override {
+    DistributedState s{.seed = c_.seed, .epoch = epoch_, .policy = c_.policy, .world_size = c_.size};
     switch (c_.policy) {
       case ShardingPolicy::kRecord:
       case ShardingPolicy::kData:
@@ -198,8 +350,13 @@ class ShardedIteratorImpl : public ShardedIterator {
       case ShardingPolicy::kOff:
         s.position = static_cast<uint64_t>(read_);  // reads per rank
         break;
+      case ShardingPolicy::kDynamic: {
+        s.position = static_cast<uint64_t>(read_);  // reads per rank
+        SLUICE_ASSIGN_OR_RETURN(s.left, DynamicLeft());
+        break;
+      }
       default:
-        break;  // DYNAMIC restarts its epoch
+        break;
     }
     return s;
   }
@@ -229,18 +386,46 @@ class ShardedIteratorImpl : public ShardedIterator {
   }
 
   Result<std::optional<uint64_t>> NextDynamic() {
+    if (dynamic_ended_) return std::optional<uint64_t>();
     if (split_next_ == split_end_) {
-      SLUICE_RETURN_IF_ERROR(c_.comm->Send(0, c_.request_tag, EncodeU64s({epoch_})));
-      SLUICE_ASSIGN_OR_RETURN(Message reply, c_.comm->Recv(0, c_.request_tag + 1));
-      const std::vector<uint64_t> range = DecodeU64s(reply.bytes());
-      if (range.size() != 2) return errors::Internal("bad split from the dispatcher: \"", reply.bytes(), "\"");
-      split_next_ = range[0];
-      split_end_ = range[1];
-      if (split_next_ == split_end_) return std::optional<uint64_t>();
+      if (c_.journal) {
+        std::tie(split_next_, split_end_) = c_.journal->Grant(epoch_, c_.rank);
+      } else {
+        SLUICE_ASSIGN_OR_RETURN(std::string reply, AskDispatcher({epoch_}));
+        const std::vector<uint64_t> range = DecodeU64s(reply);
+        if (range.size() != 2) return errors::Internal("bad split from the dispatcher: \"", reply, "\"");
+        split_next_ = range[0];
+        split_end_ = range[1];
+      }
+      if (split_next_ == split_end_) {
+        dynamic_ended_ = true;  // the journal counts each rank's end once
+        return std::optional<uint64_t>();
+      }
     }
     ++read_;
     const uint64_t p = split_next_++;
     return std::optional<uint64_t>(c_.shuffle ? permutation_.Apply(p) : p);
+  }
+
+  Result<std::string> AskDispatcher(std::initializer_list<uint64_t> request) const {
+    SLUICE_RETURN_IF_ERROR(c_.comm->Send(0, c_.request_tag, EncodeU64s(request)));
+    SLUICE_ASSIGN_OR_RETURN(Message reply, c_.comm->Recv(0, c_.request_tag + 1));
+    return std::string(reply.bytes());
+  }
+
+  // DYNAMIC: the positions no rank has read once each has made read_ reads.
+  Result<Ranges> DynamicLeft() const {
+    const uint64_t reads = static_cast<uint64_t>(read_);
+    if (c_.journal) return c_.journal->Left(epoch_, reads);
+    SLUICE_ASSIGN_OR_RETURN(std::string reply, AskDispatcher({epoch_, reads}));
+    if (reply.rfind("1 ", 0) == 0) return errors::FailedPrecondition(reply.substr(2));
+    const std::vector<uint64_t> v = DecodeU64s(reply);
+    if (v.empty() || v[0] != 0 || v.size() % 2 != 1) {
+      return errors::Internal("bad state from the dispatcher: \"", reply, "\"");
+    }
+    Ranges left;
+    for (size_t i = 1; i + 1 < v.size(); i += 2) left.emplace_back(v[i], v[i + 1]);
+    return left;
   }
 
   // FILE: every rank's files of this epoch at `size` ranks.
@@ -329,8 +514,9 @@ class ShardedIteratorImpl : public ShardedIterator {
   Start rest_from_{1};
   std::vector<OwnFiles> rest_ranks_;
   std::vector<uint64_t> rest_starts_;
-  // DYNAMIC: the current split [split_next_, split_end_)
+  // DYNAMIC: the current split [split_next_, split_end_); the end was handed out.
   uint64_t split_next_ = 0, split_end_ = 0;
+  bool dynamic_ended_ = false;
   std::vector<std::unique_ptr<io::RecordReader>> readers_;
 };
 
@@ -514,6 +700,14 @@ Result<data::DatasetPtr> ShardedRecordFiles(std::vector<std::string> files, Dist
     }
     first_epoch = r.epoch;
     if (policy != ShardingPolicy::kDynamic) first_start = Start{r.world_size, r.position, r.rest};
+    if (policy == ShardingPolicy::kDynamic && r.left) {
+      for (const auto& [b, e] : *r.left) {
+        if (b >= e || e > indexed->total()) {
+          return errors::InvalidArgument("the checkpoint's left range ", b, "-", e, " is not within the epoch's ",
+                                         indexed->total(), " positions (another file list?)");
+        }
+      }
+    }
   }
 
   if (ctx.communicator && options.check_consistency) {
@@ -538,13 +732,15 @@ Result<data::DatasetPtr> ShardedRecordFiles(std::vector<std::string> files, Dist
                 rank,
                 size,
                 ctx.communicator,
-                kDispatchTagBase + 2 * static_cast<int>(serial % kDispatchSerials)};
+                kDispatchTagBase + 2 * static_cast<int>(serial % kDispatchSerials),
+                nullptr};
   std::unique_ptr<Dispatcher> dispatcher;
-  if (policy == ShardingPolicy::kDynamic && rank == 0 && ctx.communicator) {
-    dispatcher = std::make_unique<Dispatcher>(ctx.communicator, config.request_tag, indexed->total(),
-                                              config.split_records);
+  if (policy == ShardingPolicy::kDynamic && rank == 0) {
+    std::optional<std::pair<uint64_t, Ranges>> resume;
+    if (options.resume && options.resume->left) resume.emplace(options.resume->epoch, *options.resume->left);
+    config.journal = std::make_shared<SplitJournal>(size, indexed->total(), config.split_records, std::move(resume));
+    if (ctx.communicator) dispatcher = std::make_unique<Dispatcher>(ctx.communicator, config.request_tag, config.journal);
   }
-  if (policy == ShardingPolicy::kDynamic && !ctx.communicator) config.policy = ShardingPolicy::kRecord;  // one rank
   return data::DatasetPtr(
       std::make_shared<ShardedDataset>(std::move(config), first_epoch, first_start, std::move(dispatcher)));
 }

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/core/mutex.h"
 #include "sluice/distribute/datasets.h"
 #include "sluice/io/record_index.h"
 #include "sluice/io/record_writer.h"
@@ -194,7 +195,11 @@ std::pair<std::vector<std::vector<std::string>>, DistributedState> StepsThenChec
         ASSERT_FALSE(end);
         read[static_cast<size_t>(r)].push_back(e[0].scalar<std::string>());
       }
-      states[static_cast<size_t>(r)] = it->state();
+      // A synchronous step: every rank has read as many. DYNAMIC asks rank
+      // 0's dispatcher, so its dataset lives until every rank has asked.
+      ASSERT_TRUE(comms[static_cast<size_t>(r)]->Barrier().ok());
+      states[static_cast<size_t>(r)] = it->state().value();
+      ASSERT_TRUE(comms[static_cast<size_t>(r)]->Barrier().ok());
     });
   }
   for (std::thread& t : threads) t.join();
@@ -212,6 +217,7 @@ TEST_P(ResumeTest, ResumeAtAnotherWorldSizeKeepsExactlyOnce) {
       options.policy = GetParam();
       options.uneven = Uneven::kAllow;
       options.seed = 5;
+      options.split_records = 3;  // DYNAMIC: several splits per rank before the checkpoint
       auto [first, state] = StepsThenCheckpoint(before, files, options, 4);
       options.resume = state;
       const Reads rest = RunRanks(after, files, options, 2);
@@ -229,7 +235,8 @@ TEST_P(ResumeTest, ResumeAtAnotherWorldSizeKeepsExactlyOnce) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, ResumeTest,
-                         ::testing::Values(ShardingPolicy::kRecord, ShardingPolicy::kData, ShardingPolicy::kFile),
+                         ::testing::Values(ShardingPolicy::kRecord, ShardingPolicy::kData, ShardingPolicy::kFile,
+                                           ShardingPolicy::kDynamic),
                          [](const auto& info) { return std::string(ShardingPolicyName(info.param)); });
 
 TEST(ShardedRecordFilesTest, FileCheckpointOfAResumeAtAnotherSizeResumesAgainExactlyOnce) {
@@ -255,12 +262,140 @@ TEST(ShardedRecordFilesTest, FileCheckpointOfAResumeAtAnotherSizeResumesAgainExa
   for (const auto& [record, n] : counts) EXPECT_EQ(n, 1) << record;
 }
 
+TEST(ShardedRecordFilesTest, DynamicCheckpointOfAResumeResumesAgainExactlyOnce) {
+  const std::vector<std::string> files = WriteFiles({40, 23, 9, 17, 5});  // 94 records
+  DistributeOptions options;
+  options.policy = ShardingPolicy::kDynamic;
+  options.seed = 8;
+  options.split_records = 4;
+  // 3 ranks read 5 each (each holds part of a split), 2 ranks go on for 6
+  // steps from what was left, then 4 ranks finish the epoch.
+  auto [first, state] = StepsThenCheckpoint(3, files, options, 5);
+  ASSERT_TRUE(state.left.has_value());
+  uint64_t left = 0;
+  for (const auto& [b, e] : *state.left) left += e - b;
+  EXPECT_EQ(left, 94u - 15u) << state.Serialize();
+  options.resume = DistributedState::Parse(state.Serialize()).value();
+  auto [second, state2] = StepsThenCheckpoint(2, files, options, 6);
+  EXPECT_EQ(state2.epoch, state.epoch);
+  options.resume = state2;
+  const Reads rest = RunRanks(4, files, options, 2);
+  std::map<std::string, int> counts = Counts(first);
+  for (const auto& [record, n] : Counts(second)) counts[record] += n;
+  for (const auto& [record, n] : Counts(rest[0])) counts[record] += n;
+  EXPECT_EQ(counts.size(), 94u);
+  for (const auto& [record, n] : counts) EXPECT_EQ(n, 1) << record;
+  EXPECT_EQ(Counts(rest[1]).size(), 94u) << "the next epoch is whole";
+}
+
+TEST(ShardedRecordFilesTest, DynamicStateBeforeEveryRankHasReadAsManyIsFailedPrecondition) {
+  const std::vector<std::string> files = WriteFiles({30});
+  DistributeOptions options;
+  options.policy = ShardingPolicy::kDynamic;
+  options.seed = 2;
+  options.split_records = 2;
+  const auto comms = MakeThreadCommunicators(2);
+  Status rank1_state;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      auto ds = ShardedRecordFiles(files, options, ContextOf(comms[static_cast<size_t>(r)])).value();
+      auto it = MakeShardedIterator(ds);
+      // Rank 1 reads 3 records while rank 0 has read none.
+      if (r == 1) {
+        for (int k = 0; k < 3; ++k) {
+          Element e;
+          bool end = false;
+          ASSERT_TRUE(it->GetNext(&e, &end).ok());
+        }
+        rank1_state = it->state().status();
+      }
+      ASSERT_TRUE(comms[static_cast<size_t>(r)]->Barrier().ok());
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(rank1_state.code(), Code::kFailedPrecondition) << rank1_state;
+  EXPECT_NE(std::string(rank1_state.message()).find("rank 0 has been handed only 0"), std::string::npos)
+      << rank1_state;
+}
+
+TEST(ShardedRecordFilesTest, DynamicRanksFinishTheirEpochAfterRankZeroDroppedItsDataset) {
+  const std::vector<std::string> files = WriteFiles({9, 4});
+  DistributeOptions options;
+  options.policy = ShardingPolicy::kDynamic;
+  options.seed = 3;
+  options.split_records = 2;
+  const auto comms = MakeThreadCommunicators(3);
+  std::vector<std::vector<std::string>> read(3);
+  Mutex mu;
+  CondVar cv;
+  bool dropped = false;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r) {
+    threads.emplace_back([&, r] {
+      auto ds = ShardedRecordFiles(files, options, ContextOf(comms[static_cast<size_t>(r)])).value();
+      if (r == 0) {
+        // Rank 1 has started its pass (it holds a split); rank 2 has not.
+        ASSERT_TRUE(comms[0]->Barrier().ok());
+        read[0] = Pass(ds->MakeIterator().get());
+        ds.reset();  // the dispatcher's owner is gone while ranks 1 and 2 are mid-epoch
+        MutexLock lock(&mu);
+        dropped = true;
+        cv.SignalAll();
+      } else {
+        auto it = ds->MakeIterator();
+        Element e;
+        bool end = false;
+        if (r == 1) {
+          ASSERT_TRUE(it->GetNext(&e, &end).ok());
+          if (!end) read[1].push_back(e[0].scalar<std::string>());
+        }
+        ASSERT_TRUE(comms[static_cast<size_t>(r)]->Barrier().ok());
+        {
+          MutexLock lock(&mu);
+          while (!dropped) cv.Wait(&mu);
+        }
+        for (const std::string& x : Pass(it.get())) read[static_cast<size_t>(r)].push_back(x);
+      }
+      ASSERT_TRUE(comms[static_cast<size_t>(r)]->Barrier().ok());
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  const std::map<std::string, int> counts = Counts(read);
+  EXPECT_EQ(counts.size(), 13u);
+  for (const auto& [record, n] : counts) EXPECT_EQ(n, 1) << record;
+}
+
+TEST(ShardedRecordFilesTest, DynamicOnOneRankWithoutCommunicatorCheckpointsAndResumes) {
+  const std::vector<std::string> files = WriteFiles({10, 7});
+  DistributeOptions options;
+  options.policy = ShardingPolicy::kDynamic;
+  options.seed = 6;
+  options.split_records = 3;
+  auto ds = ShardedRecordFiles(files, options, InputContext{}).value();
+  auto it = MakeShardedIterator(ds);
+  std::map<std::string, int> counts;
+  for (int k = 0; k < 5; ++k) {
+    Element e;
+    bool end = false;
+    ASSERT_TRUE(it->GetNext(&e, &end).ok());
+    ++counts[e[0].scalar<std::string>()];
+  }
+  const DistributedState state = it->state().value();
+  EXPECT_EQ(state.policy, ShardingPolicy::kDynamic);
+  options.resume = state;
+  auto resumed = ShardedRecordFiles(files, options, InputContext{}).value();
+  for (const std::string& r : Pass(resumed->MakeIterator().get())) ++counts[r];
+  EXPECT_EQ(counts.size(), 17u);
+  for (const auto& [record, n] : counts) EXPECT_EQ(n, 1) << record;
+}
+
 TEST(ShardedRecordFilesTest, OffCheckpointAtAnotherWorldSizeIsFailedPrecondition) {
   const std::vector<std::string> files = WriteFiles({3});
   DistributeOptions options;
   options.policy = ShardingPolicy::kOff;
   options.seed = 5;
-  options.resume = DistributedState{5, 0, ShardingPolicy::kOff, 2, 1};
+  options.resume = DistributedState{.seed = 5, .policy = ShardingPolicy::kOff, .world_size = 2, .position = 1};
   InputContext single;
   EXPECT_EQ(ShardedRecordFiles(files, options, single).status().code(), Code::kFailedPrecondition);
 }

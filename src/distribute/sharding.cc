@@ -11,6 +11,35 @@
 namespace sluice::distribute {
 namespace {
 
+// "<b>-<e>,<b>-<e>" (empty for no ranges).
+std::string EncodeRanges(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
+  std::string out;
+  for (const auto& [b, e] : ranges) out += StrCat(out.empty() ? "" : ",", b, "-", e);
+  return out;
+}
+
+Result<std::vector<std::pair<uint64_t, uint64_t>>> DecodeRanges(std::string_view s) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  if (!s.empty() && s.back() == ',') return errors::DataLoss("left ends with ','");
+  while (!s.empty()) {
+    const size_t comma = s.find(',');
+    const std::string_view item = s.substr(0, comma);
+    s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
+    const size_t dash = item.find('-');
+    uint64_t b = 0, e = 0;
+    const auto parse = [](std::string_view v, uint64_t* out) {
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), *out);
+      return ec == std::errc() && end == v.data() + v.size() && !v.empty();
+    };
+    if (dash == std::string_view::npos || !parse(item.substr(0, dash), &b) || !parse(item.substr(dash + 1), &e) ||
+        b >= e || (!out.empty() && b < out.back().second)) {
+      return errors::DataLoss("bad range \"", item, "\" in left (expected ascending <begin>-<end>, begin < end)");
+    }
+    out.emplace_back(b, e);
+  }
+  return out;
+}
+
 std::string Upper(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -125,7 +154,8 @@ uint64_t FileModeCount(const std::vector<uint64_t>& rank_totals, int rank, Uneve
 
 std::string DistributedState::Serialize() const {
   return StrCat("sluice-dist v", kVersion, " seed=", seed, " epoch=", epoch, " policy=", ShardingPolicyName(policy),
-                " world_size=", world_size, " position=", position, rest > 0 ? StrCat(" rest=", rest) : "");
+                " world_size=", world_size, " position=", position, rest > 0 ? StrCat(" rest=", rest) : "",
+                left ? StrCat(" left=", EncodeRanges(*left)) : "");
 }
 
 Result<DistributedState> DistributedState::Parse(std::string_view bytes) {
@@ -144,6 +174,12 @@ Result<DistributedState> DistributedState::Parse(std::string_view bytes) {
     const size_t eq = field.find('=');
     if (eq == std::string_view::npos) return corrupt(StrCat("field \"", field, "\" has no '='"));
     const std::string_view key = field.substr(0, eq), value = field.substr(eq + 1);
+    if (key == "left" && fields == 5 && !state.left) {
+      Result<std::vector<std::pair<uint64_t, uint64_t>>> ranges = DecodeRanges(value);
+      if (!ranges.ok()) return corrupt(ranges.status().message());
+      state.left = std::move(*ranges);
+      continue;
+    }
     if (key == "policy") {
       Result<ShardingPolicy> p = ParseShardingPolicy(value);
       if (!p.ok()) return corrupt(p.status().message());
@@ -162,14 +198,15 @@ Result<DistributedState> DistributedState::Parse(std::string_view bytes) {
       state.world_size = static_cast<int>(v);
     } else if (key == "position") {
       state.position = v;
-    } else if (key == "rest" && fields == 5) {
+    } else if (key == "rest" && fields == 5 && state.rest == 0 && v > 0) {
       state.rest = v;
+      continue;
     } else {
       return corrupt(StrCat("unexpected field \"", field, "\""));
     }
     ++fields;
   }
-  if (fields != 5 && fields != 6) return corrupt("expected 5 fields (6 with rest)");
+  if (fields != 5) return corrupt("expected seed, epoch, policy, world_size and position (then rest or left)");
   return state;
 }
 

@@ -138,7 +138,11 @@ TEST(StridePlanTest, ResumeAtAnyWorldSizeReadsEveryRecordOnce) {
         for (int r = 0; r < before; ++r) {
           for (uint64_t k = 0; k < std::min(steps, first.CountFor(r)); ++k) ++seen[first.PositionAt(r, k)];
         }
-        const DistributedState state{7, 2, ShardingPolicy::kRecord, before, first.PositionAfterSteps(steps)};
+        const DistributedState state{.seed = 7,
+                                     .epoch = 2,
+                                     .policy = ShardingPolicy::kRecord,
+                                     .world_size = before,
+                                     .position = first.PositionAfterSteps(steps)};
         Result<DistributedState> restored = DistributedState::Parse(state.Serialize());
         ASSERT_TRUE(restored.ok()) << restored.status();
         ASSERT_EQ(*restored, state);
@@ -216,6 +220,23 @@ TEST(DistributedStateTest, ForeignBytesAreDataLoss) {
                             "sluice-dist v1 seed=x epoch=0 policy=FILE world_size=1 position=0",
                             "sluice-dist v1 seed=1 epoch=0 policy=FILES world_size=1 position=0"}) {
     EXPECT_EQ(DistributedState::Parse(bytes).status().code(), Code::kDataLoss) << bytes;
+  }
+}
+
+TEST(DistributedStateTest, DynamicLeftRangesRoundTripAndBadOnesAreDataLoss) {
+  DistributedState state{.seed = 3, .epoch = 1, .policy = ShardingPolicy::kDynamic, .world_size = 4, .position = 9};
+  state.left = std::vector<std::pair<uint64_t, uint64_t>>{{0, 5}, {12, 13}, {40, 94}};
+  EXPECT_EQ(state.Serialize(), "sluice-dist v1 seed=3 epoch=1 policy=DYNAMIC world_size=4 position=9 left=0-5,12-13,40-94");
+  EXPECT_EQ(DistributedState::Parse(state.Serialize()).value(), state);
+  state.left->clear();  // the epoch was read to its end
+  EXPECT_EQ(DistributedState::Parse(state.Serialize()).value(), state);
+  // Before DYNAMIC kept its positions: no left, the whole epoch.
+  EXPECT_FALSE(
+      DistributedState::Parse("sluice-dist v1 seed=3 epoch=1 policy=DYNAMIC world_size=4 position=9").value().left);
+  for (const char* bad : {"left=5-5", "left=7-3", "left=0-5,4-9", "left=0-5,", "left=a-b", "left=0-5 left=6-7"}) {
+    const Result<DistributedState> r =
+        DistributedState::Parse(StrCat("sluice-dist v1 seed=3 epoch=1 policy=DYNAMIC world_size=4 position=9 ", bad));
+    EXPECT_EQ(r.status().code(), Code::kDataLoss) << bad;
   }
 }
 

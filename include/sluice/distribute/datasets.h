@@ -15,8 +15,11 @@
 //
 // Ownership and threads: as every Dataset (dataset.h). A DYNAMIC dataset on
 // rank 0 also runs the dispatcher thread, which answers the other ranks'
-// split requests until the dataset is destroyed: every rank keeps its
-// dataset until all ranks are done with it.
+// split and state requests from a journal of who got which split; destroyed
+// while other ranks are mid-epoch, the thread serves until each has had that
+// epoch's end. A rank that starts a new pass after rank 0's dataset is gone
+// waits for an answer: keep rank 0's dataset for as many passes as any rank
+// makes.
 #ifndef SLUICE_DISTRIBUTE_DATASETS_H_
 #define SLUICE_DISTRIBUTE_DATASETS_H_
 
@@ -55,8 +58,8 @@ struct DistributeOptions {
   // same size each rank goes on in its files, at another the records the
   // checkpoint's ranks had left are dealt by stride over the new ranks (the
   // rest of that epoch only; later epochs plan files as usual); OFF at the
-  // same world size (FailedPrecondition otherwise); DYNAMIC restarts the
-  // epoch.
+  // same world size (FailedPrecondition otherwise); DYNAMIC at any world
+  // size: the positions no rank had read are handed out first (each once).
   std::optional<DistributedState> resume;
 };
 
@@ -80,8 +83,10 @@ class ShardedIterator : public data::IteratorBase {
  public:
   // Where this pass is, as a state valid when every rank has made the same
   // number of GetNext calls (a synchronous training step). Not thread-safe
-  // (as GetNext).
-  virtual DistributedState state() const = 0;
+  // (as GetNext). DYNAMIC asks rank 0's dispatcher which positions are left
+  // (rank 0's dataset must live): FailedPrecondition when a rank cannot have
+  // made as many reads yet; the communicator's errors.
+  [[nodiscard]] virtual Result<DistributedState> state() const = 0;
   // The elements this rank reads this epoch (known in advance except under
   // DYNAMIC: -1).
   virtual int64_t count() const = 0;

@@ -23,8 +23,10 @@
 #define SLUICE_DISTRIBUTE_SHARDING_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sluice/core/status.h"
@@ -113,9 +115,14 @@ struct DistributedState {
   // the epoch (the records world_size ranks had left after `position` reads
   // each, dealt by stride over the new ranks). 0 otherwise.
   uint64_t rest = 0;
+  // DYNAMIC: the positions of the epoch's permutation that no rank had read
+  // (each [begin, end), ascending, disjoint); they are handed out first on
+  // resume, at any world size. nullopt: the whole epoch (a checkpoint from
+  // before DYNAMIC kept this).
+  std::optional<std::vector<std::pair<uint64_t, uint64_t>>> left = std::nullopt;
 
   // "sluice-dist v1 seed=<s> epoch=<e> policy=<P> world_size=<w> position=<p>"
-  // and " rest=<r>" when rest > 0.
+  // and " rest=<r>" when rest > 0, " left=<b>-<e>,<b>-<e>..." when left is set.
   std::string Serialize() const;
   // DataLoss for bytes Serialize did not make (or of another version).
   [[nodiscard]] static Result<DistributedState> Parse(std::string_view bytes);
