@@ -74,3 +74,10 @@ foreach(_dir LIBDIR INCLUDEDIR)
 endforeach()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/sluice.pc.in ${PROJECT_BINARY_DIR}/sluice.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/sluice.pc DESTINATION ${_sluice_pcdir})
+# sluice-mpi.pc beside it where sluice::mpi is installed; it requires Open
+# MPI's own pkg-config module (Debian's libopenmpi-dev ships ompi-cxx).
+if(SLUICE_INSTALL_MPI)
+  set(SLUICE_PC_MPI ompi-cxx)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/sluice-mpi.pc.in ${PROJECT_BINARY_DIR}/sluice-mpi.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/sluice-mpi.pc DESTINATION ${_sluice_pcdir})
+endif()

@@ -4,7 +4,8 @@
 # sluice::sluice) and with pkg-config (pkg-config --cflags --libs sluice);
 # and, with CMake, a program linked against one layer (sluice::core alone:
 # CMakeLists.txt checks that it pulls no other sluice library), and one
-# against sluice::mpi where sluice was built with MPI. Runs them all.
+# against sluice::mpi where sluice was built with MPI (also through
+# pkg-config sluice-mpi). Runs them all.
 # Called by ctest (tests/CMakeLists.txt) as
 #   run.sh <sluice build dir> <scratch dir> <cmake> <c++ compiler> <generator>
 set -euo pipefail
@@ -16,7 +17,7 @@ mkdir -p "$work"
 prefix="$work/prefix"
 "$cmake" --install "$build" --prefix "$prefix" >"$work/install.log"
 echo "installed into $prefix:"
-(cd "$prefix" && find . -name 'sluiceConfig*.cmake' -o -name 'sluice.pc' -o -name 'libsluice*' | sort)
+(cd "$prefix" && find . -name 'sluiceConfig*.cmake' -o -name 'sluice*.pc' -o -name 'libsluice*' | sort)
 
 echo "--- find_package(sluice)"
 "$cmake" -S "$here" -B "$work/cmake-build" -G "$generator" -DCMAKE_BUILD_TYPE=Release \
@@ -40,4 +41,13 @@ echo "pkg-config --cflags --libs sluice: $flags"
 # shellcheck disable=SC2086  # the flags are words
 "$cxx" -O1 "$here/main.cc" $flags -o "$work/downstream-pc"
 "$work/downstream-pc" "$work"
+if [ -e "$build/src/distribute/libsluice_mpi.a" ]; then
+  echo "--- pkg-config sluice-mpi"
+  [ -e "$(dirname "$pc")/sluice-mpi.pc" ] || { echo "sluice::mpi was installed without sluice-mpi.pc"; exit 1; }
+  mflags="$(pkg-config --cflags --libs sluice-mpi)"
+  echo "pkg-config --cflags --libs sluice-mpi: $mflags"
+  # shellcheck disable=SC2086
+  "$cxx" -O1 "$here/mpi_only.cc" $mflags -o "$work/downstream-mpi-pc"
+  "$work/downstream-mpi-pc"
+fi
 echo "install test: OK"
