@@ -23,7 +23,7 @@ endif()
 # layer and compiles as the layer's sources do (sluice_layer_view: the
 # layer's private headers, nothing above it); without, it links all of
 # libsluice. The label "concurrency" marks tests that CI runs under
-# ThreadSanitizer.
+# ThreadSanitizer; their executables make the target concurrency_tests.
 function(sluice_add_test)
   cmake_parse_arguments(T "" "NAME;LAYER" "SOURCES;LABELS;LIBS" ${ARGN})
   if(NOT SLUICE_BUILD_TESTS)
@@ -37,6 +37,9 @@ function(sluice_add_test)
   endif()
   target_link_libraries(${T_NAME} PRIVATE GTest::gtest GTest::gtest_main sluice_compile_options ${T_LIBS})
   gtest_discover_tests(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT 300 DISCOVERY_TIMEOUT 60)
+  if("concurrency" IN_LIST T_LABELS)
+    set_property(GLOBAL APPEND PROPERTY SLUICE_CONCURRENCY_TARGETS ${T_NAME})
+  endif()
 endfunction()
 if(SLUICE_BUILD_TESTS)
   include(GoogleTest)
