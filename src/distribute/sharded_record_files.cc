@@ -202,21 +202,47 @@ class SplitJournal {
 class Dispatcher {
  public:
   Dispatcher(std::shared_ptr<Communicator> comm, int request_tag, std::shared_ptr<SplitJournal> journal)
-      : comm_(comm), request_tag_(request_tag) {
-    thread_ = std::thread([comm = std::move(comm), request_tag, journal = std::move(journal)] {
-      Serve(*comm, request_tag, *journal);
+      : comm_(comm), request_tag_(request_tag), exit_(std::make_shared<Exit>()) {
+    thread_ = std::thread([comm = std::move(comm), request_tag, journal = std::move(journal), exit = exit_] {
+      Serve(*comm, request_tag, *journal, *exit);
+      exit->Tell(Exit::kExited);
     });
   }
   ~Dispatcher() {
     // A request from this rank with no epoch: the stop signal.
     if (!comm_->Send(comm_->rank(), request_tag_, "").ok()) comm_->Cancel(errors::Cancelled("dispatcher stopped"));
-    thread_.detach();  // it owns what it uses
+    // Joined when it stops at once (the usual case: ranks are done); left to
+    // finish by itself when ranks are still mid-epoch, since waiting here
+    // could deadlock with a collective those ranks wait in for this one.
+    if (exit_->Await() == Exit::kDraining) {
+      thread_.detach();  // it owns what it uses
+    } else {
+      thread_.join();
+    }
   }
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
 
  private:
-  static void Serve(Communicator& comm, int request_tag, SplitJournal& journal) {
+  // How the thread answered the stop signal.
+  struct Exit {
+    enum State { kServing, kDraining, kExited };
+    void Tell(State s) SLUICE_EXCLUDES(mu) {
+      MutexLock lock(&mu);
+      if (state == kServing) state = s;
+      cv.SignalAll();
+    }
+    State Await() SLUICE_EXCLUDES(mu) {
+      MutexLock lock(&mu);
+      while (state == kServing) cv.Wait(&mu);
+      return state;
+    }
+    Mutex mu;
+    CondVar cv;
+    State state SLUICE_GUARDED_BY(mu) = kServing;
+  };
+
+  static void Serve(Communicator& comm, int request_tag, SplitJournal& journal, Exit& exit) {
     bool stopping = false;
     while (!stopping || journal.HasOpenEpoch()) {
       Result<Message> m = comm.Recv(kAnySource, request_tag);
@@ -224,6 +250,7 @@ class Dispatcher {
       const std::vector<uint64_t> request = DecodeU64s(m->bytes());
       if (request.empty()) {
         stopping = true;
+        if (journal.HasOpenEpoch()) exit.Tell(Exit::kDraining);
         continue;
       }
       std::string reply;
@@ -245,6 +272,7 @@ class Dispatcher {
 
   const std::shared_ptr<Communicator> comm_;
   const int request_tag_;
+  const std::shared_ptr<Exit> exit_;
   std::thread thread_;
 };
 
