@@ -173,3 +173,12 @@ def normalize(mean, std, component=None):
 def one_hot(depth, component=None):
     """``tf.one_hot(indices, depth)``: float32 [.., depth]."""
     return make("one_hot", component, depth=_ints([depth], "depth")[0])
+
+
+def read_file(component=None):
+    """``tf.io.read_file`` of string scalar `component` (a file name): the file's contents, a string.
+
+    Runs in C++ without the GIL (local files). Errors name the file:
+    NotFoundError for a missing one, FailedPreconditionError for a directory.
+    """
+    return make("read_file", component)

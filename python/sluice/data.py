@@ -378,7 +378,11 @@ class DatasetV2:
         for v in values:
             if np.ndim(v) == 0:
                 raise ValueError("Unbatching a tensor is only supported for rank >= 1")
-        return Dataset(_d.from_tensor_slices(values, enums, []), structure)
+        try:
+            core = _d.from_tensor_slices(values, enums, [])
+        except errors.InvalidArgumentError as e:
+            raise ValueError(e.message) from None  # TF checks the shapes in Python, at construction
+        return Dataset(core, structure)
 
     @staticmethod
     def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None,
@@ -411,6 +415,7 @@ class DatasetV2:
         shapes = [None if sh is None else [-1 if d is None else int(d) for d in sh] for sh in shapes]
         enums = [dt.as_datatype_enum for dt in dtypes]
         gen_args = tuple(args) if args is not None else ()
+        expected = output_signature if output_signature is not None else output_types
 
         def make(_):
             it = iter(generator(*gen_args))
@@ -422,9 +427,18 @@ class DatasetV2:
                     return None
                 if isinstance(value, list) and type(structure) is tuple:
                     value = tuple(value)
+                try:
+                    flat = _flatten(structure, value)
+                except (TypeError, ValueError):
+                    raise _generator_error("did not match the expected structure. The expected structure was %s" %
+                                           (expected,), value) from None
                 values = []
-                for v, dt, sh in zip(_flatten(structure, value), dtypes, shapes):
-                    c = _to_component(v, dt)
+                for v, dt, sh in zip(flat, dtypes, shapes):
+                    try:
+                        c = _to_component(v, dt)
+                    except (TypeError, ValueError):
+                        raise _generator_error("could not be converted to the expected type. The expected type "
+                                               "was %s" % dt.name, v) from None
                     got = () if isinstance(c, bytes) else np.shape(c)
                     if sh is not None and (len(got) != len(sh) or any(w >= 0 and g != w for g, w in zip(got, sh))):
                         raise errors.InvalidArgumentError(
@@ -515,22 +529,22 @@ class DatasetV2:
         return Dataset(_data_policy.apply(core, out_structure, error_policy), out_structure)
 
     def filter(self, predicate, name=None):
-        """Only the elements for which `predicate` (Python, under the GIL) is true."""
+        """Only the elements for which `predicate` (Python, under the GIL) is true.
+
+        A predicate that does not return a bool scalar for the first element is
+        a ValueError here (TF traces it); for a later element, an
+        InvalidArgumentError there."""
         pack = _packer(self._structure)
         star = type(self._structure) is tuple
 
         def keep(components):
             args = pack(components)
-            result = predicate(*args) if star else predicate(args)
-            if isinstance(result, np.ndarray):
-                if result.shape != () or result.dtype != np.bool_:
-                    raise ValueError("Invalid `predicate`. `predicate` must return a `tf.bool` scalar tensor, "
-                                     "but its return type was %s." % result.dtype)
-                result = result.item()
-            if not isinstance(result, (builtins.bool, np.bool_)):
-                raise ValueError("Invalid `predicate`. `predicate` must return a `tf.bool` scalar tensor, "
-                                 "but its return type was %s." % type(result).__name__)
-            return builtins.bool(result)
+            raw = predicate(*args) if star else predicate(args)
+            result = _predicate_bool(raw)
+            if result is None:
+                raise errors.InvalidArgumentError(None, None, _predicate_message(raw))
+            return result
+        _probe_predicate(self, predicate)
         return Dataset(_d.filter_py(self._core, keep), self._structure)
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
@@ -598,7 +612,11 @@ class DatasetV2:
         """This dataset's elements, then `dataset`'s (same structure and dtypes)."""
         if _count(self._structure) != _count(dataset._structure) or repr(self._structure) != repr(dataset._structure):
             raise TypeError("Incompatible dataset elements:\n  %r vs.\n  %r" % (self._structure, dataset._structure))
-        return Dataset(_d.concatenate(self._core, dataset._core), self._structure)
+        try:
+            core = _d.concatenate(self._core, dataset._core)
+        except errors.InvalidArgumentError as e:
+            raise TypeError(e.message) from None  # TF checks the element specs in Python, at construction
+        return Dataset(core, self._structure)
 
     def enumerate(self, start=0, name=None):
         """(index, element) pairs, the index an int64 from `start`."""
@@ -825,6 +843,45 @@ def _probe(dataset, map_func):
         enums.append(dt.as_datatype_enum)
         shapes.append(list(np.shape(v)) if not isinstance(v, bytes) else [])
     return structure, enums, shapes
+
+
+def _predicate_bool(result):
+    """`result` of a filter predicate as a bool; None if it is not a bool scalar."""
+    if isinstance(result, np.ndarray):
+        if result.shape != () or result.dtype != np.bool_:
+            return None
+        result = result.item()
+    if not isinstance(result, (builtins.bool, np.bool_)):
+        return None
+    return builtins.bool(result)
+
+
+def _predicate_message(result):
+    kind = "%s%s" % (result.dtype, list(result.shape)) if isinstance(result, np.ndarray) else type(result).__name__
+    return ("Invalid `predicate`. `predicate` must return a `tf.bool` scalar tensor, but its return type was "
+            "%s." % kind)
+
+
+def _probe_predicate(dataset, predicate):
+    """ValueError (TF's, at construction) if `predicate` gives a non-bool for the first element.
+
+    An exception of the predicate itself is left for the iteration to report."""
+    try:
+        first = _first_components(dataset)
+        if first is None:
+            return
+        args = _packer(dataset._structure)(first)
+        result = predicate(*args) if type(dataset._structure) is tuple else predicate(args)
+    except Exception:  # noqa: BLE001 - reported when the element is reached
+        return
+    if _predicate_bool(result) is None:
+        raise ValueError(_predicate_message(result))
+
+
+def _generator_error(what, value):
+    """TF's error for a from_generator value that does not fit the declared output (py_func's TypeError)."""
+    return errors.InvalidArgumentError(None, None, "TypeError: `generator` yielded an element that %s, but the "
+                                       "yielded element was %r." % (what, value))
 
 
 def _python_map(map_func, in_structure, out_structure, out_enums):
@@ -1117,6 +1174,7 @@ class _Ops:
     random_crop = staticmethod(_data_native_ops.random_crop)
     random_flip_left_right = staticmethod(_data_native_ops.random_flip_left_right)
     random_flip_up_down = staticmethod(_data_native_ops.random_flip_up_down)
+    read_file = staticmethod(_data_native_ops.read_file)
     reshape = staticmethod(_data_native_ops.reshape)
     resize = staticmethod(_data_native_ops.resize)
     slice = staticmethod(_data_native_ops.slice)

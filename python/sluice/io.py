@@ -713,3 +713,8 @@ from sluice._image_codec import *  # noqa: F401,F403,E402
 from sluice._image_codec import __all__ as _codec_all  # noqa: E402
 
 __all__ = _io_all + ["serialize_example"] + list(_parsing_all) + list(_codec_all)
+
+# -- files: tf.io.read_file, tf.io.matching_files and tf.io.gfile (local files only; sluice/_io_files.py)
+from sluice._io_files import gfile, matching_files, read_file  # noqa: E402
+
+__all__ += ["gfile", "matching_files", "read_file"]

@@ -141,6 +141,8 @@ void BindDataGlobalShuffle(nb::module_& d);
 void BindDataCheckpoint(nb::module_& d);
 // sluice.distribute's contexts, sharded datasets (bind_data_distribute.cc).
 void BindDataDistribute(nb::module_& d);
+// tf.io.read_file and tf.io.matching_files, eager (bind_data_file_ops.cc).
+void BindDataFileOps(nb::module_& d);
 
 }  // namespace sluice::python
 

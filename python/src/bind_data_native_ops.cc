@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bind_data.h"
+#include "sluice/data/file_ops.h"
 #include "sluice/data/native_ops.h"
 #include "sluice/pipeline/producer_ops.h"
 
@@ -76,6 +77,7 @@ Result<data::NativeMap> BuildStep(const data::ElementSpec& spec, const std::stri
     return data::ScalarArithmeticMap(spec, c, op, Arg<double>(args, "value", 0.0));
   }
   if (name == "one_hot") return data::OneHotMap(spec, c, Arg<int64_t>(args, "depth", 0));
+  if (name == "read_file") return data::ReadFileMap(spec, c);
   if (name == "select") return data::SelectMap(spec, Arg<std::vector<size_t>>(args, "components", {}));
   return errors::InvalidArgument("no native op named '", name, "'");
 }

@@ -68,8 +68,14 @@ def test_opError_from_python_map_keeps_its_class():
 
 def test_filter_needs_a_bool():
     assert [int(x) for x in sd.Dataset.range(6).filter(lambda x: x % 2 == 0)] == [0, 2, 4]
-    with pytest.raises(sluice.errors.UnknownError, match="predicate"):
-        items(sd.Dataset.range(3).filter(lambda x: 1))
+    # TF traces the predicate: a non-bool is a ValueError when filter is called (sluice tries the first element).
+    with pytest.raises(ValueError, match="predicate"):
+        sd.Dataset.range(3).filter(lambda x: 1)
+    # A later element's non-bool is an InvalidArgumentError at that element (TF's class for a py_func's ValueError).
+    it = iter(sd.Dataset.range(3).filter(lambda x: True if x < 2 else 1))
+    assert [int(next(it)), int(next(it))] == [0, 1]
+    with pytest.raises(sluice.errors.InvalidArgumentError, match="predicate"):
+        next(it)
 
 
 def test_tfrecord_parse_example_native_map(tmp_path):

@@ -181,6 +181,39 @@ TEST(RecordWriterTest, GzipFileRoundTripsThroughZlibsGunzip) {
   EXPECT_EQ(testing::Inflate(gz, 31), plain);
 }
 
+// TF: "corrupted record at 0 (Is this even a TFRecord file?)"; sluice also
+// names the compression the bytes start with, and keeps the file and offset.
+TEST(RecordReaderTest, CompressedFileReadAsPlainAsksIfItIsATFRecordFileAndNamesTheCompression) {
+  ScratchDir dir;
+  for (CompressionType type : {CompressionType::kGzip, CompressionType::kZlib}) {
+    RecordWriterOptions wopts;
+    wopts.compression_type = type;
+    const std::string path = dir.File(type == CompressionType::kGzip ? "gz" : "zlib");
+    WriteRecords(path, {"foo", "bar"}, wopts);
+    SLUICE_ASSERT_OK_AND_ASSIGN(auto reader, RecordReader::Open(path, {}));
+    Status end;
+    EXPECT_TRUE(ReadAllRecords(reader.get(), &end).empty());
+    const char* name = type == CompressionType::kGzip ? "compression_type \"GZIP\"" : "compression_type \"ZLIB\"";
+    EXPECT_TRUE(HasError(end, Code::kDataLoss, "corrupted record at 0 in " + path)) << end;
+    EXPECT_TRUE(HasError(end, Code::kDataLoss, "(Is this even a TFRecord file?)")) << end;
+    EXPECT_TRUE(HasError(end, Code::kDataLoss, name)) << end;
+  }
+}
+
+// Past the first record the file is a TFRecord file: no hint.
+TEST(RecordReaderTest, CorruptHeaderAfterTheFirstRecordHasNoFileTypeHint) {
+  ScratchDir dir;
+  WriteRecords(dir.File("r"), {"foo", "bar"});
+  SLUICE_ASSERT_OK_AND_ASSIGN(std::string bytes, ReadFileToString(nullptr, dir.File("r")));
+  bytes[kRecordHeaderSize + 3 + kRecordFooterSize + 9] ^= 1;  // the second header's length checksum
+  WriteFileOrDie(dir.File("r"), bytes);
+  SLUICE_ASSERT_OK_AND_ASSIGN(auto reader, RecordReader::Open(dir.File("r"), {}));
+  Status end;
+  EXPECT_EQ(ReadAllRecords(reader.get(), &end), std::vector<std::string>{"foo"});
+  EXPECT_TRUE(HasError(end, Code::kDataLoss, "length checksum mismatch")) << end;
+  EXPECT_EQ(end.message().find("Is this even"), std::string::npos) << end;
+}
+
 TEST(RecordWriterTest, ErrorsAreStickyAndCloseTwiceIsFailedPrecondition) {
   ScratchDir dir;
   FaultInjectionFileSystem fs;

@@ -1,11 +1,31 @@
 #include "sluice/io/record_reader.h"
 
+#include <string>
+
 #include "io/buffered_input.h"
 #include "io/io_errors.h"
 #include "sluice/io/crc32c.h"
 #include "sluice/io/record_format.h"
 
 namespace sluice::io {
+namespace {
+
+// TF's hint for a record header that does not check at the start of a file,
+// naming the compression when the file starts as a GZIP or ZLIB stream.
+std::string NotARecordFileHint(uint64_t offset, const char* header) {
+  if (offset != 0) return "";
+  std::string hint = " (Is this even a TFRecord file?)";
+  const auto b0 = static_cast<unsigned char>(header[0]);
+  const auto b1 = static_cast<unsigned char>(header[1]);
+  if (b0 == 0x1f && b1 == 0x8b) {
+    hint += " It starts as a GZIP stream: read it with compression_type \"GZIP\".";
+  } else if (b0 == 0x78 && (b0 * 256 + b1) % 31 == 0) {
+    hint += " It starts as a ZLIB stream: read it with compression_type \"ZLIB\".";
+  }
+  return hint;
+}
+
+}  // namespace
 
 void CountingReporter::Corruption(const Status& reason, uint64_t bytes, int64_t records) {
   corruptions_.fetch_add(1, std::memory_order_relaxed);
@@ -87,7 +107,7 @@ Status RecordReader::ReadOne(uint64_t offset, int64_t index, std::string_view* r
   const uint64_t length = DecodeFixed64(header);
   if (crc32c::Unmask(DecodeFixed32(header + sizeof(uint64_t))) != crc32c::Value(header, sizeof(uint64_t))) {
     *failure = Failure::kHeaderChecksum;
-    return Corrupted(offset, offset, index, "length checksum mismatch");
+    return Corrupted(offset, offset, index, StrCat("length checksum mismatch", NotARecordFileHint(offset, header)));
   }
   if (length > kMaxRecordLength) {
     *failure = Failure::kHeaderChecksum;

@@ -43,27 +43,38 @@ from sluice.compat.v1 import image
 from sluice.compat.v1 import train
 from sluice.compat.v1.image import random_crop  # noqa: F401 - tf.random_crop
 
-# Namespaces TF 1 programs use beside the top level.
-io = type("io", (), {})
-for _name in ("FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature", "decode_csv",
-              "decode_raw", "parse_example", "parse_single_example", "serialize_sparse"):
-    setattr(io, _name, staticmethod(globals()[_name]))
-io.decode_jpeg = staticmethod(image.decode_jpeg)
-io.decode_png = staticmethod(image.decode_png)
-io.decode_image = staticmethod(image.decode_image)
-io.TFRecordWriter = python_io.TFRecordWriter
-io.tf_record_iterator = staticmethod(python_io.tf_record_iterator)
-io.TFRecordOptions = python_io.TFRecordOptions if hasattr(python_io, "TFRecordOptions") else None
-queue = type("queue", (), {"FIFOQueue": FIFOQueue, "PaddingFIFOQueue": PaddingFIFOQueue, "PriorityQueue": PriorityQueue,
-                           "RandomShuffleQueue": RandomShuffleQueue, "QueueBase": QueueBase})
-sparse = type("sparse", (), {"SparseTensor": SparseTensor, "to_dense": staticmethod(sparse_tensor_to_dense)})
-strings = type("strings", (), {"to_number": staticmethod(string_to_number)})  # noqa: F405
-random = type("random", (), {"uniform": staticmethod(random_uniform), "normal": staticmethod(random_normal),  # noqa: F405
-                             "shuffle": staticmethod(random_shuffle)})  # noqa: F405
-math = type("math", (), {n: staticmethod(globals()[n]) for n in (
+# Namespaces TF 1 programs use beside the top level: a name they lack is NotProvidedError naming what to write
+# instead, as at the top level (_namespaces).
+from sluice.compat.v1 import _namespaces  # noqa: E402
+from sluice.compat.v1._io_ops import gfile, matching_files, read_file  # noqa: E402,F401
+
+io = _namespaces.namespace("io", dict(
+    {n: globals()[n] for n in ("FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature",
+                               "decode_csv", "decode_raw", "parse_example", "parse_single_example",
+                               "parse_single_sequence_example", "serialize_sparse", "PaddingFIFOQueue",
+                               "PriorityQueue", "QueueBase", "RandomShuffleQueue", "read_file", "matching_files")},
+    decode_jpeg=image.decode_jpeg, decode_png=image.decode_png, decode_image=image.decode_image,
+    TFRecordWriter=python_io.TFRecordWriter, tf_record_iterator=python_io.tf_record_iterator,
+    TFRecordOptions=python_io.TFRecordOptions, TFRecordCompressionType=python_io.TFRecordCompressionType,
+    gfile=_namespaces.namespace("io.gfile", delegate=gfile)))
+gfile = _namespaces.namespace("gfile", delegate=gfile)
+queue = _namespaces.namespace("queue", {"FIFOQueue": FIFOQueue, "PaddingFIFOQueue": PaddingFIFOQueue,
+                                        "PriorityQueue": PriorityQueue, "RandomShuffleQueue": RandomShuffleQueue,
+                                        "QueueBase": QueueBase})
+sparse = _namespaces.namespace("sparse", {"SparseTensor": SparseTensor, "to_dense": sparse_tensor_to_dense})
+strings = _namespaces.namespace("strings", {"to_number": string_to_number})  # noqa: F405
+random = _namespaces.namespace("random", {"uniform": random_uniform, "normal": random_normal,  # noqa: F405
+                                          "shuffle": random_shuffle})  # noqa: F405
+math = _namespaces.namespace("math", {n: globals()[n] for n in (
     "add", "subtract", "multiply", "divide", "truediv", "floordiv", "maximum", "minimum", "equal", "not_equal",
     "less", "greater", "less_equal", "greater_equal", "logical_and", "logical_or", "logical_not", "abs", "square",
     "sqrt", "exp", "log", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "argmax", "argmin")})
+errors = _namespaces.namespace("errors", delegate=errors)
+dtypes = _namespaces.namespace("dtypes", delegate=dtypes)
+python_io = _namespaces.namespace("python_io", delegate=python_io)
+for _name in _namespaces.EMPTY_NAMESPACES:
+    globals()[_name] = _namespaces.namespace(_name)
+del _name
 newaxis = None
 
 

@@ -510,16 +510,15 @@ class NotProvidedError(NotImplementedError, AttributeError):
 
 
 def module_getattr(module, eager_module):
-    """A module ``__getattr__`` raising NotProvidedError for a TF name the module lacks, with the eager spelling."""
+    """A module ``__getattr__`` raising NotProvidedError for a TF name the module lacks, naming what to write
+    instead (`eager_module` is kept for callers; _namespaces.suggestion finds the replacement)."""
+    del eager_module
+
     def getattr_(name):
         if name.startswith("__"):
             raise AttributeError(name)
-        prefix = module + "." if module else ""
-        raise NotProvidedError(
-            "sluice.compat.v1 does not provide tf.%s%s. It is a layer for TF 1 input pipelines (queues, readers, "
-            "producers, batchers, parsing, image ops, tf.data); write this step with sluice's eager API (import "
-            "sluice as sl: %s.%s if it exists, or numpy) in a tf.data map function or on the fetched values. See "
-            "docs/porting-tf1.md." % (prefix, name, eager_module, name))
+        from sluice.compat.v1 import _namespaces  # noqa: PLC0415 - it imports this module
+        raise _namespaces.not_provided_error(module + "." + name if module else name)
     return getattr_
 
 

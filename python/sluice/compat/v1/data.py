@@ -16,6 +16,7 @@ import numpy as np
 from sluice import data as _sl_data
 from sluice import errors
 from sluice.compat.v1 import _graph
+from sluice.compat.v1 import _namespaces
 from sluice.compat.v1 import _sparse
 from sluice.compat.v1._graph import as_shape, make_ctx_op
 from sluice.compat.v1._session import Resource
@@ -391,7 +392,8 @@ def get_output_shapes(dataset_or_iterator):
     return dataset_or_iterator.output_shapes
 
 
-experimental = _sl_data.experimental
+# tf.data.experimental: sluice.data.experimental's names; another is NotProvidedError naming what to write instead.
+experimental = _namespaces.namespace("data.experimental", delegate=_sl_data.experimental)
 Options = getattr(_sl_data, "Options", None)
 
 

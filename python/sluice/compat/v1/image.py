@@ -50,6 +50,8 @@ def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover
                                   try_recover_truncated=try_recover_truncated,
                                   acceptable_fraction=acceptable_fraction, dct_method=dct_method)
     op = _op("DecodeJpeg", fn, _in(contents, _dtypes.string), _dtypes.uint8, [None, None, channels or None], name)
+    if not isinstance(op, _graph.Tensor):
+        return op  # run at once (in an eager scope: a tf.data map function)
     op.op.attrs["native"] = ("decode_jpeg", dict(channels=channels, ratio=ratio, fancy_upscaling=fancy_upscaling,
                                                  dct_method=dct_method, try_recover_truncated=try_recover_truncated,
                                                  acceptable_fraction=acceptable_fraction))

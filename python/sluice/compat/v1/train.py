@@ -18,6 +18,7 @@ from sluice import errors
 from sluice import train as _sl_train
 from sluice.compat.v1 import _graph
 from sluice.compat.v1 import _math_ops
+from sluice.compat.v1 import _namespaces
 from sluice.compat.v1 import _native
 from sluice.compat.v1 import _queue_ops
 from sluice.compat.v1 import _session
@@ -99,8 +100,8 @@ def start_queue_runners(sess=None, coord=None, daemon=True, start=True, collecti
     return threads
 
 
-queue_runner = type("queue_runner", (), {"QueueRunner": QueueRunner, "add_queue_runner": staticmethod(
-    add_queue_runner), "start_queue_runners": staticmethod(start_queue_runners)})
+queue_runner = _namespaces.namespace("train.queue_runner", {
+    "QueueRunner": QueueRunner, "add_queue_runner": add_queue_runner, "start_queue_runners": start_queue_runners})
 
 
 # ---- producers --------------------------------------------------------------------------
