@@ -23,12 +23,15 @@ global shuffle, a fresh uniform permutation of every record of all files each ep
 * Compressed files cannot be read at an offset: a ``compression_type`` raises InvalidArgumentError.
 * A corrupt record raises DataLossError naming the file, record and offset at its position in
   the order; iterating on goes on with the next record.
-* ``iter(ds)`` of these datasets has ``position``: (seed, epoch, records handed out this epoch).
+* ``iter(ds)`` of these datasets has ``position``: (seed, epoch, records handed out this epoch),
+  and ``save()`` / ``restore()`` (``sluice.train.Checkpoint(iterator=it)``) as other iterators.
 """
 
+import os
 import random
 
 from sluice import _core
+from sluice import _data_checkpoint
 from sluice import data as _data
 
 _d = _core.data
@@ -59,6 +62,20 @@ class RecordFilesIterator(_data.Iterator):
         """(seed, epoch, records handed out (or failed on) this epoch); seed and epoch are 0
         without a global shuffle."""
         return self._it.position()
+
+    def save(self, path=None):
+        """The position as bytes (``Iterator.save``'s contract); with `path`, also written there atomically."""
+        state = self._it.save()
+        if path is not None:
+            _data_checkpoint.write_atomically(os.fspath(path), state)
+        return state
+
+    def restore(self, state):
+        """Puts this iterator at the position `state` (bytes from ``save()``, or a path to them) holds."""
+        if isinstance(state, (str, os.PathLike)):
+            with open(os.fspath(state), "rb") as f:
+                state = f.read()
+        self._it.restore(bytes(state))
 
 
 class RecordFilesDataset(_data.DatasetV2):
