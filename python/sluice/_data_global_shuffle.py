@@ -32,6 +32,7 @@ import random
 
 from sluice import _core
 from sluice import _data_checkpoint
+from sluice import random as _random
 from sluice import data as _data
 
 _d = _core.data
@@ -107,7 +108,8 @@ def shuffle_globally(dataset, seed, reshuffle_each_iteration):
         raise TypeError("shuffle_globally applies to a dataset of Dataset.from_record_files itself (shuffle it "
                         "before any transformation), not %s" % type(dataset).__name__)
     seed = _data._opt_int(seed, "seed")
-    if seed is None:
-        seed = random.SystemRandom().getrandbits(63)
+    if seed is None:  # with a global seed (sluice.random.set_seed), TF's deterministic op seed
+        pair = _random.get_seed(None)
+        seed = random.SystemRandom().getrandbits(63) if pair[0] is None else pair[0] << 31 | pair[1]
     core = _d.global_shuffle(dataset._core, seed % 2**64, bool(reshuffle_each_iteration))
     return RecordFilesDataset(core, dataset._structure)
