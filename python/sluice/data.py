@@ -1208,6 +1208,15 @@ for _name in ("scan", "take_while", "unique", "ignore_errors", "group_by_window"
 del _name
 
 
+# -- tf.data API completions: reduce, get_single_element, counter, random, get_next_as_optional
+# (Optional), assert_cardinality, and the names sluice does not implement (ragged_batch, save, load,
+# snapshot: NotImplementedError saying what to write instead): _data_tfapi.py
+
+from sluice import _data_tfapi  # noqa: E402  (it imports this module)
+
+_data_tfapi.install(DatasetV2, Iterator, _Experimental)
+
+
 # -- options, statistics and AUTOTUNE (tf.data.Options: _data_options.py)
 
 from sluice import _data_options  # noqa: E402

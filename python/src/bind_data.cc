@@ -389,6 +389,7 @@ void BindData(nb::module_& m) {
   BindDataNativeOps(d);
   BindDataDistribute(d);
   BindDataBudget(d);
+  BindDataTfapi(d);
 }
 
 }  // namespace sluice::python

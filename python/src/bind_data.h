@@ -141,6 +141,8 @@ void BindDataGlobalShuffle(nb::module_& d);
 void BindDataCheckpoint(nb::module_& d);
 // sluice.distribute's contexts, sharded datasets (bind_data_distribute.cc).
 void BindDataDistribute(nb::module_& d);
+// tf.data API completions: counter, random, assert_cardinality (bind_data_tfapi.cc).
+void BindDataTfapi(nb::module_& d);
 
 }  // namespace sluice::python
 

@@ -46,3 +46,71 @@ def test_tf1_graph_seed_gives_tfs_order():
     with graph.as_default():
         sluice.train.set_random_seed(3)
         assert ints(sd.Dataset.range(20).shuffle(20)) == expected
+
+
+# ---- reduce, get_single_element, counter, Optional, assert_cardinality
+
+def test_reduce_gives_tfs_state():
+    def fold(s, e):
+        return (s[0] + e[0] * e[1], s[1] * 2.0)
+    init = (np.int64(1), np.float32(0.5))
+    t = tf.data.Dataset.from_tensor_slices(([1, 2, 3], [4, 5, 6])).map(lambda a, b: (tf.cast(a, tf.int64), tf.cast(b, tf.int64)))
+    tv = t.reduce(init, fold)
+    s = sd.Dataset.from_tensor_slices((np.array([1, 2, 3], np.int64), np.array([4, 5, 6], np.int64)))
+    sv = s.reduce(init, fold)
+    assert (int(sv[0]), float(sv[1])) == (int(tv[0]), float(tv[1]))
+    assert [v.dtype for v in sv] == [v.dtype.as_numpy_dtype for v in tv]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_get_single_element_agrees_with_tf(n):
+    try:
+        expected = int(tf.data.Dataset.range(n).get_single_element())
+    except tf.errors.InvalidArgumentError as e:
+        with pytest.raises(sluice.errors.InvalidArgumentError) as got:
+            sd.Dataset.range(n).get_single_element()
+        assert got.value.message in e.message
+    else:
+        assert int(sd.Dataset.range(n).get_single_element()) == expected
+
+
+def test_counter_agrees_with_tf():
+    t = tf.data.Dataset.counter(start=-4, step=3, dtype=tf.int32)
+    s = sd.Dataset.counter(start=-4, step=3, dtype=sluice.int32)
+    assert ints(s.take(6)) == ints(t.take(6))
+    assert int(s.cardinality()) == int(t.cardinality())
+    assert s.element_spec.dtype.name == t.element_spec.dtype.name
+
+
+def test_random_has_tfs_spec_cardinality_and_range():
+    t, s = tf.data.Dataset.random(seed=1), sd.Dataset.random(seed=1)
+    assert int(s.cardinality()) == int(t.cardinality())
+    assert s.element_spec.dtype.name == t.element_spec.dtype.name
+    assert max(ints(t.take(500))) < 2**32 and max(ints(s.take(500))) < 2**32
+
+
+def test_get_next_as_optional_agrees_with_tf():
+    t, s = iter(tf.data.Dataset.range(1)), iter(sd.Dataset.range(1))
+    for _ in range(2):
+        to, so = t.get_next_as_optional(), s.get_next_as_optional()
+        assert bool(so.has_value()) == bool(to.has_value())
+    with pytest.raises(tf.errors.InvalidArgumentError) as te:
+        to.get_value()
+    with pytest.raises(sluice.errors.InvalidArgumentError) as se:
+        so.get_value()
+    assert se.value.message in te.value.message
+
+
+@pytest.mark.parametrize("n, expected", [(3, 5), (10, 5), (5, 5), (1, -1)])
+def test_assert_cardinality_errors_agree_with_tf(n, expected):
+    t = tf.data.Dataset.range(n).apply(tf.data.experimental.assert_cardinality(expected))
+    s = sd.Dataset.range(n).apply(sd.experimental.assert_cardinality(expected))
+    assert int(s.cardinality()) == int(t.cardinality())
+    try:
+        expected_values = ints(t)
+    except tf.errors.FailedPreconditionError as e:
+        with pytest.raises(sluice.errors.FailedPreconditionError) as got:
+            ints(s)
+        assert got.value.message in e.message
+    else:
+        assert ints(s) == expected_values
