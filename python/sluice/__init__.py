@@ -26,7 +26,7 @@ from sluice import image
 from sluice import python_io
 from sluice import data
 from sluice import distribute
-from sluice import random
+from sluice import random  # tf.random.set_seed; not in __all__ (it would shadow the stdlib random)
 from sluice.sparse_tensor import *  # noqa: F401,F403  SparseTensor, RaggedTensor
 
 # TF 1's top-level names (tf.compat.v1.FIFOQueue, tf.compat.v1.TFRecordReader,
@@ -58,4 +58,4 @@ def __getattr__(name):
 
 # `from sluice import *` gives the modules, not the dtype names (`bool` would
 # shadow the builtin).
-__all__ = ["errors", "dtypes", "queue", "train", "io", "image", "python_io", "random", "DType", "as_dtype"]
+__all__ = ["errors", "dtypes", "queue", "train", "io", "image", "python_io", "DType", "as_dtype"]
