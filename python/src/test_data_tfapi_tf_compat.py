@@ -54,7 +54,7 @@ def test_reduce_gives_tfs_state():
     def fold(s, e):
         return (s[0] + e[0] * e[1], s[1] * 2.0)
     init = (np.int64(1), np.float32(0.5))
-    t = tf.data.Dataset.from_tensor_slices(([1, 2, 3], [4, 5, 6])).map(lambda a, b: (tf.cast(a, tf.int64), tf.cast(b, tf.int64)))
+    t = tf.data.Dataset.from_tensor_slices((np.array([1, 2, 3], np.int64), np.array([4, 5, 6], np.int64)))
     tv = t.reduce(init, fold)
     s = sd.Dataset.from_tensor_slices((np.array([1, 2, 3], np.int64), np.array([4, 5, 6], np.int64)))
     sv = s.reduce(init, fold)
