@@ -26,6 +26,7 @@ from sluice import image
 from sluice import python_io
 from sluice import data
 from sluice import distribute
+from sluice import random  # tf.random.set_seed; not in __all__ (it would shadow the stdlib random)
 from sluice.sparse_tensor import *  # noqa: F401,F403  SparseTensor, RaggedTensor
 
 # TF 1's top-level names (tf.compat.v1.FIFOQueue, tf.compat.v1.TFRecordReader,
@@ -38,6 +39,8 @@ from sluice.io import (ReaderBase, TFRecordReader, TextLineReader, FixedLengthRe
                        FixedLenSequenceFeature, decode_raw, decode_csv)
 from sluice._convert_ops import cast, string_to_number
 from sluice._sparse_batch import SparseTensorSpec
+# tf.TensorSpec (output_signature, element_spec): the class sluice.data's element_spec uses.
+from sluice.data import TensorSpec
 # Graphs and sessions (tf.compat.v1.Graph, Session, ...): the scope and the runs of input pipelines.
 from sluice.train import (Graph, Session, get_default_graph, reset_default_graph, get_default_session,
                           set_random_seed)

@@ -23,12 +23,16 @@ global shuffle, a fresh uniform permutation of every record of all files each ep
 * Compressed files cannot be read at an offset: a ``compression_type`` raises InvalidArgumentError.
 * A corrupt record raises DataLossError naming the file, record and offset at its position in
   the order; iterating on goes on with the next record.
-* ``iter(ds)`` of these datasets has ``position``: (seed, epoch, records handed out this epoch).
+* ``iter(ds)`` of these datasets has ``position``: (seed, epoch, records handed out this epoch),
+  and ``save()`` / ``restore()`` (``sluice.train.Checkpoint(iterator=it)``) as other iterators.
 """
 
+import os
 import random
 
 from sluice import _core
+from sluice import _data_checkpoint
+from sluice import random as _random
 from sluice import data as _data
 
 _d = _core.data
@@ -60,6 +64,20 @@ class RecordFilesIterator(_data.Iterator):
         without a global shuffle."""
         return self._it.position()
 
+    def save(self, path=None):
+        """The position as bytes (``Iterator.save``'s contract); with `path`, also written there atomically."""
+        state = self._it.save()
+        if path is not None:
+            _data_checkpoint.write_atomically(os.fspath(path), state)
+        return state
+
+    def restore(self, state):
+        """Puts this iterator at the position `state` (bytes from ``save()``, or a path to them) holds."""
+        if isinstance(state, (str, os.PathLike)):
+            with open(os.fspath(state), "rb") as f:
+                state = f.read()
+        self._it.restore(bytes(state))
+
 
 class RecordFilesDataset(_data.DatasetV2):
     """The dataset of ``Dataset.from_record_files`` (and of its ``shuffle_globally``)."""
@@ -90,7 +108,8 @@ def shuffle_globally(dataset, seed, reshuffle_each_iteration):
         raise TypeError("shuffle_globally applies to a dataset of Dataset.from_record_files itself (shuffle it "
                         "before any transformation), not %s" % type(dataset).__name__)
     seed = _data._opt_int(seed, "seed")
-    if seed is None:
-        seed = random.SystemRandom().getrandbits(63)
+    if seed is None:  # with a global seed (sluice.random.set_seed), TF's deterministic op seed
+        pair = _random.get_seed(None)
+        seed = random.SystemRandom().getrandbits(63) if pair[0] is None else pair[0] << 31 | pair[1]
     core = _d.global_shuffle(dataset._core, seed % 2**64, bool(reshuffle_each_iteration))
     return RecordFilesDataset(core, dataset._structure)

@@ -14,6 +14,7 @@ import zlib
 
 from sluice import _core
 from sluice import dtypes as _dtypes
+from sluice import random as _random
 
 _d = _core.data
 _MASK64 = 0xFFFFFFFFFFFFFFFF
@@ -25,7 +26,9 @@ def _seed(seed, name):
     Salted by the op's name, so ops given the same seed draw independently.
     """
     if seed is None:
-        seed = int.from_bytes(os.urandom(8), "little")
+        # With a global seed, TF's deterministic op seed (sluice.random); otherwise a fresh one.
+        pair = _random.get_seed(None)
+        seed = int.from_bytes(os.urandom(8), "little") if pair[0] is None else pair[0] << 31 | pair[1]
     return (int(seed) + zlib.crc32(name.encode()) * 0x9E3779B97F4A7C15) & _MASK64
 
 

@@ -51,7 +51,8 @@ from sluice import dtypes as _dtypes
 from sluice import errors  # noqa: F401  (the exceptions iteration raises)
 from sluice import _data_sources
 from sluice import _data_native_ops
-from sluice.queue import _get_seed, _to_component
+from sluice import random as _random
+from sluice.queue import _to_component
 from sluice.sparse_tensor import SparseTensor
 
 __all__ = ["Dataset", "DatasetV2", "TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset", "AUTOTUNE",
@@ -327,6 +328,12 @@ class _Cardinality(int):
         return np.int64(self)
 
 
+def _get_seed(op_seed):
+    """The engine's (seed, seed2) of a data op: TF's rule (sluice.random.get_seed); (0, 0): random."""
+    seed, seed2 = _random.get_seed(op_seed)
+    return (0, 0) if seed is None else (seed, seed2)
+
+
 def _opt_int(x, what):
     return None if x is None else _int(x, what)
 
@@ -581,7 +588,7 @@ class DatasetV2:
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
         """Elements drawn at random from a buffer of `buffer_size`: TF's algorithm and random stream, so a
-        seeded shuffle gives TensorFlow's order (seeds as tf.random.set_seed-less TF derives them)."""
+        seeded shuffle gives TensorFlow's order; seeds follow TF's rule with ``sluice.random.set_seed``."""
         seed, seed2 = _get_seed(_opt_int(seed, "seed"))
         reshuffle = True if reshuffle_each_iteration is None else bool(reshuffle_each_iteration)
         return Dataset(_d.shuffle(self._core, _int(buffer_size, "buffer_size"), seed, seed2, reshuffle),
@@ -1257,6 +1264,15 @@ def _transformation(method):
 for _name in ("scan", "take_while", "unique", "ignore_errors", "group_by_window", "bucket_by_sequence_length"):
     setattr(_Experimental, _name, _transformation(getattr(DatasetV2, _name)))
 del _name
+
+
+# -- tf.data API completions: reduce, get_single_element, counter, random, get_next_as_optional
+# (Optional), assert_cardinality, and the names sluice does not implement (ragged_batch, save, load,
+# snapshot: NotImplementedError saying what to write instead): _data_tfapi.py
+
+from sluice import _data_tfapi  # noqa: E402  (it imports this module)
+
+_data_tfapi.install(DatasetV2, Iterator, _Experimental)
 
 
 # -- options, statistics and AUTOTUNE (tf.data.Options: _data_options.py)

@@ -33,7 +33,10 @@
   their files, dealt by stride for the rest of that epoch; DYNAMIC: the positions no rank had read,
   which rank 0's dispatcher names from its journal of splits, handed out first), each record still
   read once in that epoch. Under DYNAMIC, ``state`` asks rank 0 (keep its dataset alive) and raises
-  FailedPreconditionError when some rank cannot have read as many elements yet.
+  FailedPreconditionError when some rank cannot have read as many elements yet. ``it.save()`` /
+  ``it.restore(state)`` (so ``sluice.train.Checkpoint(iterator=it)``) write that string as bytes
+  and restore through such a resume: the iterator then reads from a new ``shard(...,
+  resume=state)`` of the same arguments (collective as ``shard`` is: every rank restores at once).
 * Preprocessing ranks (tf.data service's job): ranks started with ``SLUICE_ROLE=preprocess`` run
   the pipeline and stream its elements to the training ranks, which read them as a dataset::
 
@@ -47,8 +50,10 @@
 
 import glob
 import os
+import re
 
 from sluice import _core
+from sluice import _data_checkpoint
 from sluice import data as _data
 
 __all__ = ["init", "shard", "serve", "from_service", "distribute", "service_ranks", "InputContext", "ShardingPolicy",
@@ -177,6 +182,33 @@ class ShardedIterator(_data.Iterator):
         """The elements this rank reads this epoch (-1 under DYNAMIC)."""
         return self._it.count()
 
+    def save(self, path=None):
+        """``state`` as bytes (what ``restore`` and ``sluice.train.Checkpoint`` take); with `path`, also
+        written there atomically."""
+        state = self._it.state().encode()
+        if path is not None:
+            _data_checkpoint.write_atomically(os.fspath(path), state)
+        return state
+
+    def restore(self, state):
+        """Continues from `state` (bytes from ``save()``, a ``state`` string, or a path to the bytes): this
+        iterator then reads a new ``shard(..., resume=state)`` of the dataset's arguments (with the
+        state's seed). Collective as ``shard``."""
+        if isinstance(state, os.PathLike) or (isinstance(state, str) and not state.startswith("sluice-dist ")):
+            with open(os.fspath(state), "rb") as f:
+                state = f.read()
+        text = state if isinstance(state, str) else bytes(state).decode("utf-8", "replace")
+        args = self._dataset.__dict__.get("_shard_args")
+        if args is None:
+            raise _data.errors.UnimplementedError(None, None, "this sharded dataset cannot be restored: make it "
+                                                  "with sluice.distribute.shard(..., resume=it.state)")
+        seed = re.search(r"\bseed=(\d+)", text)
+        core = _shard_core(args, int(seed.group(1)) if seed else args["seed"], text)
+        self._it.close()
+        self._dataset = ShardedRecordsDataset(core, _data._LEAF)
+        self._dataset._shard_args = args
+        self._it = _d.ShardedIterator(core)
+
 
 class ShardedRecordsDataset(_data.DatasetV2):
     """The dataset of :func:`shard`: this rank's records (serialized strings), one epoch per pass."""
@@ -204,11 +236,18 @@ def shard(files, policy=ShardingPolicy.AUTO, seed=None, uneven="pad", shuffle=Tr
         context = init()
     if isinstance(policy, str):
         policy = policy.upper()
-    core = _d.dist_sharded_record_files(_data._filenames(files), str(policy),
-                                        None if seed is None else int(seed) % 2**64, str(uneven), bool(shuffle),
-                                        bool(balance_records), bool(check_consistency), int(split_records),
-                                        resume, context._core)
-    return ShardedRecordsDataset(core, _data._LEAF)
+    args = dict(files=_data._filenames(files), policy=str(policy), seed=None if seed is None else int(seed) % 2**64,
+                uneven=str(uneven), shuffle=bool(shuffle), balance_records=bool(balance_records),
+                check_consistency=bool(check_consistency), split_records=int(split_records), context=context)
+    ds = ShardedRecordsDataset(_shard_core(args, args["seed"], resume), _data._LEAF)
+    ds._shard_args = args  # for ShardedIterator.restore's resume
+    return ds
+
+
+def _shard_core(args, seed, resume):
+    return _d.dist_sharded_record_files(args["files"], args["policy"], seed, args["uneven"], args["shuffle"],
+                                        args["balance_records"], args["check_consistency"], args["split_records"],
+                                        resume, args["context"]._core)
 
 
 # -- preprocessing ranks (tf.data service on the communicator)

@@ -390,6 +390,7 @@ void BindData(nb::module_& m) {
   BindDataDistribute(d);
   BindDataBudget(d);
   BindDataFileOps(d);
+  BindDataTfapi(d);
 }
 
 }  // namespace sluice::python

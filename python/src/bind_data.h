@@ -143,6 +143,8 @@ void BindDataCheckpoint(nb::module_& d);
 void BindDataDistribute(nb::module_& d);
 // tf.io.read_file and tf.io.matching_files, eager (bind_data_file_ops.cc).
 void BindDataFileOps(nb::module_& d);
+// tf.data API completions: counter, random, assert_cardinality (bind_data_tfapi.cc).
+void BindDataTfapi(nb::module_& d);
 
 }  // namespace sluice::python
 

@@ -4,7 +4,7 @@
 //   from_record_files(...)            a Dataset handle
 //   global_shuffle(ds, seed, reshuffle)  its records in a global shuffle
 //   RecordFilesIterator(ds)           one pass: next(), position() (seed, epoch,
-//                                     position), close()
+//                                     position), save(), restore(bytes), close()
 //
 // Building the dataset loads or builds the indexes: it runs without the GIL.
 #include <nanobind/nanobind.h>
@@ -14,11 +14,13 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "bind_data.h"
+#include "sluice/data/checkpoint.h"
 
 namespace sluice::python {
 namespace {
@@ -71,6 +73,16 @@ void BindDataGlobalShuffle(nb::module_& d) {
         data::GlobalShufflePosition p = h.it->position();
         return std::make_tuple(p.seed, p.epoch, p.position);
       })
+      // Iterator checkpoints (data/checkpoint.h's bytes) of this root iterator: a position, no waits.
+      .def("save", [](RecordFilesIteratorHandle& h) {
+        if (!h.it) throw nb::value_error("the iterator is closed");
+        std::string bytes = ValueOrThrow(data::SaveIterator(*h.it));
+        return nb::bytes(bytes.data(), bytes.size());
+      })
+      .def("restore", [](RecordFilesIteratorHandle& h, nb::bytes state) {
+        if (!h.it) throw nb::value_error("the iterator is closed");
+        ThrowIfError(data::RestoreIterator(*h.it, std::string_view(state.c_str(), state.size())));
+      }, nb::arg("state"))
       .def("close", [](RecordFilesIteratorHandle& h) { h.it.reset(); });
 }
 

@@ -647,6 +647,24 @@ struct ErrorKindStats {
 // In the order the kinds first happened. Thread-safe, while `root` is alive.
 std::vector<ErrorKindStats> IteratorErrors(const IteratorBase& root);
 
+// ---- tf.data API completions: Counter, Random, AssertCardinality (tfapi_datasets.cc) ----
+
+// start, start + step, ... (tf.data.Dataset.counter): scalars of `dtype` (an
+// integer or float type), for ever (kInfiniteCardinality). Thread-safe to make.
+Result<DatasetPtr> Counter(int64_t start, int64_t step = 1, DType dtype = DType::kInt64);
+// Random int64 scalars in [0, 2^32) for ever (tf.data.Dataset.random; not
+// TF's values). Element i depends only on (seed, seed2, pass, i): the pass is
+// 0 unless rerandomize_each_iteration, then the dataset's iterator count (each
+// epoch under Repeat another sequence). seed == seed2 == 0: a key drawn at
+// random when the dataset is made. Checkpoints save (pass, i).
+Result<DatasetPtr> Random(uint64_t seed, uint64_t seed2, bool rerandomize_each_iteration);
+// `input`'s elements, its cardinality declared as `expected_cardinality` (a
+// count or kInfiniteCardinality; else InvalidArgument). An iteration that
+// ends early, or reaches one element more, fails with FailedPrecondition in
+// TF's words ("Input dataset was expected to contain 5 elements but
+// contained only 3 elements.").
+Result<DatasetPtr> AssertCardinality(DatasetPtr input, int64_t expected_cardinality);
+
 }  // namespace sluice::data
 
 #endif  // SLUICE_DATA_DATASETS_H_
