@@ -26,9 +26,8 @@ global shuffle, a fresh uniform permutation of every record of all files each ep
 * ``iter(ds)`` of these datasets has ``position``: (seed, epoch, records handed out this epoch).
 """
 
-import random
-
 from sluice import _core
+from sluice import _data_pickle
 from sluice import data as _data
 
 _d = _core.data
@@ -91,6 +90,6 @@ def shuffle_globally(dataset, seed, reshuffle_each_iteration):
                         "before any transformation), not %s" % type(dataset).__name__)
     seed = _data._opt_int(seed, "seed")
     if seed is None:
-        seed = random.SystemRandom().getrandbits(63)
+        seed = _data_pickle.draw_seed()
     core = _d.global_shuffle(dataset._core, seed % 2**64, bool(reshuffle_each_iteration))
     return RecordFilesDataset(core, dataset._structure)

@@ -13,6 +13,7 @@ import os
 import zlib
 
 from sluice import _core
+from sluice import _data_pickle
 from sluice import dtypes as _dtypes
 
 _d = _core.data
@@ -25,7 +26,7 @@ def _seed(seed, name):
     Salted by the op's name, so ops given the same seed draw independently.
     """
     if seed is None:
-        seed = int.from_bytes(os.urandom(8), "little")
+        seed = _data_pickle.draw_seed(lambda: int.from_bytes(os.urandom(8), "little"))
     return (int(seed) + zlib.crc32(name.encode()) * 0x9E3779B97F4A7C15) & _MASK64
 
 

@@ -568,7 +568,7 @@ class DatasetV2:
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
         """Elements drawn at random from a buffer of `buffer_size`: TF's algorithm and random stream, so a
         seeded shuffle gives TensorFlow's order (seeds as tf.random.set_seed-less TF derives them)."""
-        seed, seed2 = _get_seed(_opt_int(seed, "seed"))
+        seed, seed2 = _data_pickle.engine_seeds(_opt_int(seed, "seed"))  # drawn now when None: see _data_pickle
         reshuffle = True if reshuffle_each_iteration is None else bool(reshuffle_each_iteration)
         return Dataset(_d.shuffle(self._core, _int(buffer_size, "buffer_size"), seed, seed2, reshuffle),
                        self._structure)
