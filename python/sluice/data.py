@@ -12,7 +12,11 @@ built from sources (``Dataset.range``, ``from_tensors``,
 names, arguments, defaults, element orders and cardinalities. The engine is
 C++ (``sluice::data``): parallel map, prefetch and parallel interleave run on
 C++ threads; ``for x in dataset`` yields numpy arrays (tuples and dicts as the
-element's structure) that view the C++ tensors without copying.
+element's structure) that view the C++ tensors without copying. An array whose
+buffer the element alone owns (a fresh batch, a map's output) is writable and
+yours; one whose buffer the pipeline still holds (a ``from_tensors`` constant,
+a ``cache``, a ``repeat`` of a constant, a slice of a batch) is read-only, so
+an in-place write raises instead of changing later elements (``.copy()`` it).
 
 Map functions, and what they cost:
 
