@@ -32,6 +32,17 @@ def test_arrays_of_a_repeated_constant_are_read_only():
     assert [a.tolist() for a in D.Dataset.from_tensors(np.zeros(2)).repeat(2)] == [[0.0, 0.0]] * 2
 
 
+def test_a_reshape_of_a_constant_is_read_only():
+    # reshape views its input's buffer: still the constant's.
+    ds = D.Dataset.from_tensors(np.zeros(4)).repeat(2).map(D.ops.reshape([2, 2]))
+    assert [a.flags.writeable for a in ds] == [False, False]
+
+
+def test_a_reshape_of_a_fresh_batch_is_writable():
+    ds = D.Dataset.range(8).batch(4).map(D.ops.reshape([2, 2]))
+    assert [a.flags.writeable for a in ds] == [True, True]
+
+
 def test_arrays_a_cache_holds_are_read_only():
     ds = D.Dataset.range(4).batch(2).cache()
     for _ in range(2):  # the pass that fills the cache and one that reads it
@@ -63,6 +74,12 @@ def test_to_tensor_copies_a_read_only_array_and_shares_a_writable_one():
 def test_in_place_ops_on_a_repeated_constant_do_not_reach_later_elements():
     ds = D.Dataset.from_tensors(np.zeros(2)).repeat(3)
     assert [(t.add_(1), t.tolist())[1] for t in st.IterableDataset(ds)] == [[1.0, 1.0]] * 3
+
+
+@real_torch
+def test_in_place_ops_on_a_reshaped_constant_do_not_reach_later_elements():
+    ds = D.Dataset.from_tensors(np.zeros(4)).repeat(3).map(D.ops.reshape([2, 2]))
+    assert [(t.add_(1), t.tolist())[1] for t in st.IterableDataset(ds)] == [[[1.0, 1.0], [1.0, 1.0]]] * 3
 
 
 @real_torch
