@@ -32,6 +32,7 @@ import random
 
 from sluice import _core
 from sluice import _data_checkpoint
+from sluice import _data_pickle
 from sluice import random as _random
 from sluice import data as _data
 
@@ -109,7 +110,9 @@ def shuffle_globally(dataset, seed, reshuffle_each_iteration):
                         "before any transformation), not %s" % type(dataset).__name__)
     seed = _data._opt_int(seed, "seed")
     if seed is None:  # with a global seed (sluice.random.set_seed), TF's deterministic op seed
-        pair = _random.get_seed(None)
-        seed = random.SystemRandom().getrandbits(63) if pair[0] is None else pair[0] << 31 | pair[1]
+        def fresh():
+            pair = _random.get_seed(None)
+            return random.SystemRandom().getrandbits(63) if pair[0] is None else pair[0] << 31 | pair[1]
+        seed = _data_pickle.draw_seed(fresh)  # recorded, so a pickled copy keeps it
     core = _d.global_shuffle(dataset._core, seed % 2**64, bool(reshuffle_each_iteration))
     return RecordFilesDataset(core, dataset._structure)

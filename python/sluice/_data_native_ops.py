@@ -13,6 +13,7 @@ import os
 import zlib
 
 from sluice import _core
+from sluice import _data_pickle
 from sluice import dtypes as _dtypes
 from sluice import random as _random
 
@@ -26,9 +27,12 @@ def _seed(seed, name):
     Salted by the op's name, so ops given the same seed draw independently.
     """
     if seed is None:
-        # With a global seed, TF's deterministic op seed (sluice.random); otherwise a fresh one.
-        pair = _random.get_seed(None)
-        seed = int.from_bytes(os.urandom(8), "little") if pair[0] is None else pair[0] << 31 | pair[1]
+        # With a global seed, TF's deterministic op seed (sluice.random); otherwise a fresh one. Recorded
+        # (draw_seed), so a pickled copy keeps it.
+        def fresh():
+            pair = _random.get_seed(None)
+            return int.from_bytes(os.urandom(8), "little") if pair[0] is None else pair[0] << 31 | pair[1]
+        seed = _data_pickle.draw_seed(fresh)
     return (int(seed) + zlib.crc32(name.encode()) * 0x9E3779B97F4A7C15) & _MASK64
 
 

@@ -12,11 +12,22 @@ The recipe of the outermost public call wins (``flat_map`` made by
 the calls its function made. A recipe whose arguments cannot be pickled (a
 lambda, a nested function, a queue) raises ``pickle.PicklingError`` naming
 the stage and the argument. Iterators are never picklable.
+
+Seeds drawn at construction travel with the recipe: a transformation given no
+seed (``shuffle``, ``list_files``, ``sample_from_datasets``,
+``shuffle_globally``, the random ``sluice.data.ops``) draws one through
+``draw_seed`` when it is made, each public call records the seeds drawn
+while it ran, and the rebuild hands the same seeds out again in the same
+order. Every unpickled copy (each DataLoader worker's) then makes the same
+orders as the original, so the workers' shards partition one permutation.
 """
 
+import contextlib
 import functools
 import inspect
 import pickle
+import random
+import threading
 
 import numpy as np
 
@@ -39,6 +50,78 @@ def _rebuild(owner, name, args, kwargs):
     return fn(*args, **kwargs)
 
 
+def _rebuild_with_seeds(owner, name, args, kwargs, seeds):
+    """Unpickling: ``_rebuild``, its seed draws answered with the seeds the original drew."""
+    stack = _replays()
+    stack.append(list(seeds))
+    try:
+        return _rebuild(owner, name, args, kwargs)
+    finally:
+        stack.pop()
+
+
+# ---- seeds drawn at construction ------------------------------------------------------
+# Per thread: the seeds each public call now running has drawn (innermost last), and
+# the seeds a rebuild hands out again (innermost last).
+_local = threading.local()
+
+
+def _tapes():
+    if not hasattr(_local, "tapes"):
+        _local.tapes = []
+    return _local.tapes
+
+
+def _replays():
+    if not hasattr(_local, "replays"):
+        _local.replays = []
+    return _local.replays
+
+
+def _fresh_seed():
+    """A random nonzero 63-bit seed from the OS."""
+    return random.SystemRandom().getrandbits(63) or 1
+
+
+def draw_seed(fresh=_fresh_seed):
+    """A seed for a dataset being made without one: ``fresh()``, or while a pickled dataset is
+    rebuilt, the value its original drew at this point. Recorded by the public call running."""
+    replays = _replays()
+    value = replays[-1].pop(0) if replays and replays[-1] else fresh()
+    tapes = _tapes()
+    if tapes:
+        tapes[-1].append(value)
+    return value
+
+
+def engine_seeds(op_seed):
+    """The (seed, seed2) pair of a dataset op given `op_seed`: TF's derivation when set, else a pair
+    drawn now (``draw_seed``) rather than left (0, 0) for the engine to draw, so a pickled copy
+    keeps it."""
+    data = _data()
+    if op_seed is not None:
+        return data._get_seed(op_seed)
+
+    def fresh():
+        pair = data._get_seed(None)  # a global (or graph) seed gives TF's derived pair
+        return pair if pair != (0, 0) else (_fresh_seed(), _fresh_seed())
+    return draw_seed(fresh)
+
+
+@contextlib.contextmanager
+def _taping():
+    """Records the seeds drawn inside (nested calls' included) in the list it yields."""
+    tapes = _tapes()
+    drawn = []
+    tapes.append(drawn)
+    try:
+        yield drawn
+    finally:
+        tapes.pop()
+        if tapes:
+            tapes[-1].extend(drawn)
+
+
 def _inputs(args, kwargs):
     data = _data()
     for a in list(args) + list(kwargs.values()):
@@ -54,10 +137,12 @@ def _recording(owner, name, fn):
     """`fn`, whose dataset result keeps (owner, name, args, kwargs) as its recipe."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        out = fn(*args, **kwargs)
+        with _taping() as drawn:
+            out = fn(*args, **kwargs)
         # An input returned as is keeps its own recipe (one naming itself would never end).
         if isinstance(out, _data().DatasetV2) and not any(out is d for d in _inputs(args, kwargs)):
             out.__dict__["_recipe"] = (owner, name, args, kwargs)
+            out.__dict__["_drawn_seeds"] = tuple(drawn)
         return out
     return wrapper
 
@@ -67,9 +152,11 @@ def _recording_init(cls):
 
     @functools.wraps(init)
     def __init__(self, *args, **kwargs):
-        init(self, *args, **kwargs)
+        with _taping() as drawn:
+            init(self, *args, **kwargs)
         if type(self) is cls:  # a subclass's own arguments are not known here
             self.__dict__["_recipe"] = (cls, None, args, kwargs)
+            self.__dict__["_drawn_seeds"] = tuple(drawn)
     cls.__init__ = __init__
 
 
@@ -98,10 +185,20 @@ def record_native_fns(ops_cls, native_cls):
 def _recording_native(owner, name, fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        out = fn(*args, **kwargs)
+        with _taping() as drawn:
+            out = fn(*args, **kwargs)
         out._recipe = (owner, name, args, kwargs)
+        out._drawn_seeds = tuple(drawn)
         return out
     return wrapper
+
+
+def _reduction(obj, recipe):
+    """(callable, arguments) rebuilding `obj` from `recipe` with the seeds it drew."""
+    seeds = obj.__dict__.get("_drawn_seeds")
+    if seeds:
+        return _rebuild_with_seeds, tuple(recipe) + (seeds,)
+    return _rebuild, recipe
 
 
 def _reduce_native(self):
@@ -110,7 +207,7 @@ def _reduce_native(self):
         raise pickle.PicklingError("sluice.data: the native map function %r was not made by sluice.data.ops and "
                                    "cannot be pickled. %s" % (self, _ADVICE))
     _check_arguments("sluice.data.ops." + recipe[1], recipe)
-    return _rebuild, recipe
+    return _reduction(self, recipe)
 
 
 def reduce_dataset(self):
@@ -123,7 +220,7 @@ def reduce_dataset(self):
             "constructor or transformation, so there is no recipe to rebuild it from. %s" % (stage, _ADVICE))
     owner, name, _, _ = recipe
     _check_arguments("%s (the %s stage)" % (_call_name(owner, name), stage), recipe)
-    return _rebuild, recipe
+    return _reduction(self, recipe)
 
 
 def _call_name(owner, name):

@@ -15,6 +15,7 @@ import os
 import numpy as np
 
 from sluice import _core
+from sluice import _data_pickle
 from sluice import dtypes as _dtypes
 
 _d = _core.data
@@ -55,7 +56,7 @@ def list_files(file_pattern, shuffle=None, seed=None, name=None):
     sorted, then (shuffle None or True) shuffled with `seed` as ``shuffle`` does, so a seeded
     list_files gives TF's order. InvalidArgumentError "No files matched pattern: ..." when none."""
     data = _data()
-    seed, seed2 = data._get_seed(data._opt_int(seed, "seed"))
+    seed, seed2 = _data_pickle.engine_seeds(data._opt_int(seed, "seed"))
     core = _d.list_files(_patterns(file_pattern), True if shuffle is None else bool(shuffle), seed, seed2)
     return data.Dataset(core, data._LEAF)
 
@@ -84,7 +85,7 @@ def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_datase
     if not datasets:
         raise ValueError("Invalid `datasets`. `datasets` should not be empty.")
     structure = _check_same_structure(datasets)
-    seed, seed2 = data._get_seed(data._opt_int(seed, "seed"))
+    seed, seed2 = _data_pickle.engine_seeds(data._opt_int(seed, "seed"))
     if isinstance(weights, data.DatasetV2):
         core = _d.sample_from_datasets_weighted_by([ds._core for ds in datasets], weights._core, seed, seed2,
                                                    bool(stop_on_empty_dataset), bool(rerandomize_each_iteration))

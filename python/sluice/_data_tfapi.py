@@ -13,6 +13,7 @@ write instead.
 import numpy as np
 
 from sluice import _core
+from sluice import _data_pickle
 from sluice import dtypes as _dtypes
 from sluice import errors
 from sluice import data as _data
@@ -142,7 +143,7 @@ def random(seed=None, rerandomize_each_iteration=None, name=None):
     A seed (or ``sluice.random.set_seed``) gives the same sequence in every run; each pass (epoch)
     repeats it unless `rerandomize_each_iteration`. Checkpoints save the position.
     """
-    seed, seed2 = _data._get_seed(_data._opt_int(seed, "seed"))
+    seed, seed2 = _data_pickle.engine_seeds(_data._opt_int(seed, "seed"))
     core = _d.random(seed % 2**64, seed2 % 2**64, bool(rerandomize_each_iteration))
     return _data.Dataset(core, _data._LEAF)
 

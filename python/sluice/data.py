@@ -12,7 +12,11 @@ built from sources (``Dataset.range``, ``from_tensors``,
 names, arguments, defaults, element orders and cardinalities. The engine is
 C++ (``sluice::data``): parallel map, prefetch and parallel interleave run on
 C++ threads; ``for x in dataset`` yields numpy arrays (tuples and dicts as the
-element's structure) that view the C++ tensors without copying.
+element's structure) that view the C++ tensors without copying. An array whose
+buffer the element alone owns (a fresh batch, a map's output) is writable and
+yours; one whose buffer the pipeline still holds (a ``from_tensors`` constant,
+a ``cache``, a ``repeat`` of a constant, a slice of a batch) is read-only, so
+an in-place write raises instead of changing later elements (``.copy()`` it).
 
 Map functions, and what they cost:
 
@@ -589,7 +593,7 @@ class DatasetV2:
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
         """Elements drawn at random from a buffer of `buffer_size`: TF's algorithm and random stream, so a
         seeded shuffle gives TensorFlow's order; seeds follow TF's rule with ``sluice.random.set_seed``."""
-        seed, seed2 = _get_seed(_opt_int(seed, "seed"))
+        seed, seed2 = _data_pickle.engine_seeds(_opt_int(seed, "seed"))  # drawn now when None: see _data_pickle
         reshuffle = True if reshuffle_each_iteration is None else bool(reshuffle_each_iteration)
         return Dataset(_d.shuffle(self._core, _int(buffer_size, "buffer_size"), seed, seed2, reshuffle),
                        self._structure)

@@ -1,4 +1,4 @@
-"""sluice.torch: PyTorch fed by sluice.data, without copies.
+"""sluice.torch: PyTorch fed by sluice.data, without copying fresh batches.
 
 ::
 
@@ -7,14 +7,23 @@
 
     ds = sluice.data.TFRecordDataset(files).map(parse, num_parallel_calls=8).batch(64).prefetch(2)
     loader = torch.utils.data.DataLoader(sluice.torch.IterableDataset(ds), batch_size=None)
-    for images, labels in loader:  # torch tensors over sluice's buffers
+    for images, labels in loader:  # torch tensors over the batches' buffers
         ...
 
 ``IterableDataset(dataset)`` (also ``to_torch(dataset)``) is a
 ``torch.utils.data.IterableDataset`` whose iterator yields each element of
-`dataset` with every numeric array turned into a ``torch.Tensor`` that shares
-the array's memory (``torch.from_numpy``: no copy); string arrays stay numpy
-(torch has none), and the element's nesting (tuple, dict, namedtuple) is kept.
+`dataset` with every numeric array turned into a ``torch.Tensor``; string
+arrays stay numpy (torch has none), and the element's nesting (tuple, dict,
+namedtuple) is kept.
+
+Every tensor is yours to modify in place. A buffer the pipeline made for this
+element alone (a fresh ``batch``, ``map`` output, decoded image: the numpy
+array sluice hands out is writable) becomes a tensor over that same memory
+(``torch.from_numpy``: no copy). A buffer the pipeline also holds elsewhere
+(a ``from_tensors`` / ``from_tensor_slices`` constant, a ``cache``, a
+``repeat`` of a constant, a slice of a batch: the numpy array is read-only)
+is copied first, so writing the tensor cannot change later elements or epochs.
+Batch in sluice so that the large arrays are fresh batches.
 
 Batch in sluice and pass ``batch_size=None`` to the DataLoader (it would
 otherwise collate single elements again, in Python). Leave ``num_workers`` at
@@ -22,20 +31,15 @@ otherwise collate single elements again, in Python). Leave ``num_workers`` at
 and worker processes only add copies through shared memory. If you do use
 workers, each one takes ``dataset.shard(num_workers, worker_id)`` of the
 dataset, so every element is read exactly once over all workers (the
-dataset must shard evenly into the same elements in every process: no
-unseeded shuffle before it). Every start method works: under ``spawn`` or
-``forkserver`` (``multiprocessing_context=``) each worker unpickles the
-dataset, which rebuilds it from its recipe, so its functions must be
+dataset must give the same elements in the same order in every process; the
+seeds an unseeded shuffle or list_files drew when made go with it). Every
+start method works: under ``spawn`` or ``forkserver``
+(``multiprocessing_context=``) each worker unpickles the dataset, which
+rebuilds it from its recipe with those seeds, so its functions must be
 module-level functions (see ``sluice.data``'s pickling notes).
-
-Treat the tensors as read-only when sluice shares their buffer with other
-tensors (torch warns once about a non-writable NumPy array: the tensor then
-still views sluice's memory).
 
 torch is imported on first use; ``import sluice.torch`` works without it.
 """
-
-import warnings
 
 import numpy as np
 
@@ -53,7 +57,8 @@ def _torch():
 
 
 def to_tensor(value):
-    """`value` (an element or any nesting of numpy arrays) with numeric arrays as torch tensors (no copy)."""
+    """`value` (an element or any nesting of numpy arrays) with numeric arrays as torch tensors: a writable
+    array is shared (no copy), a read-only one (memory sluice or someone else still holds) copied."""
     torch = _torch()
     return _convert(torch, value)
 
@@ -61,9 +66,8 @@ def to_tensor(value):
 def _convert(torch, value):
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "biufc":
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-                return torch.from_numpy(value)
+            # torch tensors are always writable: a read-only array's memory is not the caller's to change.
+            return torch.from_numpy(value if value.flags.writeable else value.copy())
         return value
     if isinstance(value, np.generic):
         return _convert(torch, np.asarray(value))

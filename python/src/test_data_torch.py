@@ -61,7 +61,7 @@ def test_import_needs_no_torch():
     assert callable(st.to_torch)
 
 
-def test_elements_become_tensors_viewing_the_same_memory(fake_torch):
+def test_numeric_components_become_tensors_and_strings_stay(fake_torch):
     ds = sl.data.Dataset.from_tensor_slices((np.arange(6, dtype=np.float32).reshape(3, 2), np.array([b"a", b"b", b"c"])))
     got = list(st.IterableDataset(ds))
     assert len(got) == 3

@@ -7,7 +7,9 @@
 #ifndef SLUICE_CORE_TENSOR_INTERNAL_H_
 #define SLUICE_CORE_TENSOR_INTERNAL_H_
 
+#include <cassert>
 #include <cstdint>
+#include <utility>
 
 #include "sluice/core/tensor.h"
 
@@ -24,6 +26,15 @@ class TensorAttorney {
   static Tensor SliceAdoptingRef(const Tensor& t, int64_t i) { return t.SliceAdoptingRef(i); }
   static Tensor SliceAdoptingRef(const Tensor& t, int64_t begin, int64_t end) {
     return t.SliceAdoptingRef(begin, end);
+  }
+  // t's values viewed with `shape`, sharing t's buffer (one more reference,
+  // as a copy of t): the buffer's reference count still tells whether anyone
+  // else can see the bytes, which a wrapper buffer would hide.
+  // REQUIRES: t.dtype() is not kString; shape.num_elements() == t.num_elements().
+  static Tensor Reshaped(const Tensor& t, TensorShape shape) {
+    assert(shape.num_elements() == t.num_elements());
+    if (t.buffer_ != nullptr) t.buffer_->Ref();
+    return Tensor(t.dtype_, std::move(shape), t.buffer_, t.data_);
   }
 };
 

@@ -7,6 +7,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/tensor_internal.h"
+
 namespace sluice::ops {
 namespace {
 
@@ -157,7 +159,8 @@ Result<Tensor> Reshape(const Tensor& x, std::span<const int64_t> shape) {
     x.CopyTo(out);
     return out;
   }
-  return Tensor::Wrap(x.dtype(), std::move(out_shape), x.raw_data(), [keep = x]() {});
+  // Shares x's buffer itself, so a consumer sees who else holds the bytes.
+  return internal::TensorAttorney::Reshaped(x, std::move(out_shape));
 }
 
 Result<StridedSliceDims> ResolveStridedSlice(std::span<const int64_t> shape, const StridedSliceSpec& spec) {

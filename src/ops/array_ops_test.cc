@@ -53,6 +53,19 @@ TEST(ReshapeTest, InfersMinusOneAndSharesTheBuffer) {
   EXPECT_NE(bad.message().find("12 values"), std::string::npos) << bad;
 }
 
+// The view holds a reference on x's own buffer (not a wrapper of its own), so
+// whoever holds the view alone may write it, and nobody may while x lives.
+TEST(ReshapeTest, ViewCountsAsAnotherHolderOfTheBuffer) {
+  Tensor x = Iota(TensorShape{6});
+  Result<Tensor> r = Reshape(x, V{2, 3});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->SharesBufferWith(x));
+  EXPECT_FALSE(r->buffer()->RefCountIsOne());
+  x = Tensor();
+  EXPECT_TRUE(r->buffer()->RefCountIsOne());
+  EXPECT_EQ(Values(*r), (V{0, 1, 2, 3, 4, 5}));
+}
+
 TEST(StridedSliceTest, ForwardBackwardMasksAndShrink) {
   Tensor x = Iota(TensorShape{3, 4});
   // x[1:, ::-2]
