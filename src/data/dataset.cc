@@ -185,6 +185,23 @@ Status CannotCheckpoint(std::string_view name) {
                                           " cannot be checkpointed: its position cannot be saved and restored");
 }
 
+Tensor IntScalarOf(DType dtype, int64_t v) {
+  Tensor t(dtype, TensorShape{});
+  switch (dtype) {
+    case DType::kInt32: t.scalar<int32_t>() = static_cast<int32_t>(v); break;
+    case DType::kInt16: t.scalar<int16_t>() = static_cast<int16_t>(v); break;
+    case DType::kInt8: t.scalar<int8_t>() = static_cast<int8_t>(v); break;
+    case DType::kUInt8: t.scalar<uint8_t>() = static_cast<uint8_t>(v); break;
+    case DType::kUInt16: t.scalar<uint16_t>() = static_cast<uint16_t>(v); break;
+    case DType::kUInt32: t.scalar<uint32_t>() = static_cast<uint32_t>(v); break;
+    case DType::kUInt64: t.scalar<uint64_t>() = static_cast<uint64_t>(v); break;
+    case DType::kFloat32: t.scalar<float>() = static_cast<float>(v); break;
+    case DType::kFloat64: t.scalar<double>() = static_cast<double>(v); break;
+    default: t.scalar<int64_t>() = v; break;
+  }
+  return t;
+}
+
 Status CheckInput(const DatasetPtr& input, std::string_view op) {
   if (!input) return InvalidArgument(std::string(op) + ": the input dataset is null");
   return Status();

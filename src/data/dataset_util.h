@@ -80,6 +80,10 @@ inline void RestorePass(std::atomic<uint64_t>& passes, uint64_t pass) {
 inline Status InvalidArgument(std::string message) { return Status(Code::kInvalidArgument, std::move(message)); }
 Status CheckInput(const DatasetPtr& input, std::string_view op);
 
+// An integer-valued scalar of `dtype` (range and counter elements): v cast
+// as C++ casts it.
+Tensor IntScalarOf(DType dtype, int64_t v);
+
 }  // namespace sluice::data
 
 #endif  // SLUICE_SRC_DATA_DATASET_UTIL_H_
