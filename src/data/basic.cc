@@ -36,6 +36,7 @@ class RepeatDataset : public UnaryDataset {
   }
   std::string DebugName() const override { return "Repeat"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    if (ctx.probe && count_ != 0) return input_->MakeIteratorInternal(ctx);  // the same first element
     return std::make_unique<Iterator>(this, ctx);
   }
 
@@ -119,6 +120,9 @@ class TakeSkipDataset : public UnaryDataset {
   }
   std::string DebugName() const override { return take_ ? "Take" : "Skip"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    // Take's first element is its input's. Skip reads on in a probe too: what
+    // it skips (a header line) may be what a function cannot take.
+    if (ctx.probe && take_ && count_ != 0) return input_->MakeIteratorInternal(ctx);
     return std::make_unique<Iterator>(this, ctx);
   }
 
@@ -181,6 +185,7 @@ class ShardDataset : public UnaryDataset {
   }
   std::string DebugName() const override { return "Shard"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    if (ctx.probe) return input_->MakeIteratorInternal(ctx);  // any element of the input will do
     return std::make_unique<Iterator>(this, ctx);
   }
 
@@ -388,6 +393,7 @@ class CacheDataset : public UnaryDataset {
   int64_t cardinality() const override { return input_->cardinality(); }
   std::string DebugName() const override { return "Cache"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    if (ctx.probe) return input_->MakeIteratorInternal(ctx);  // a probe neither fills nor reads the cache
     std::shared_ptr<const std::vector<Element>> cached;
     {
       MutexLock lock(&state_.mu);

@@ -1,0 +1,119 @@
+"""How sluice.data learns what a Python function returns (data.py's ``_probe``).
+
+tf.data traces a function on symbolic tensors and consumes nothing; sluice
+calls it once on a real element, read by a probe pass (the C++
+``IteratorContext::probe``). The probe must cost the real passes nothing:
+
+* Cheap: in a probe, shuffle, prefetch, cache, repeat, take and shard hand
+  their input's elements straight through, parallel map and interleave run
+  on the caller's thread, so a probe reads about one element per stage
+  (filter and skip still apply: the function may rely on them).
+* Nothing lost: sources that consume something shared are told the pass is
+  a probe. ``experimental.from_queue`` yields zeros; ``from_generator`` keeps
+  what a probe pulled from an iterator object its callable may hand out again
+  (:class:`GeneratorReplay`) and gives it back first to the next pass that
+  gets that object.
+* Shapes: one call cannot tell which dimensions are static, so the spec of a
+  Python function's output keeps the dtypes and ranks it saw, with every
+  dimension unknown (None); ``map(..., output_signature=...)`` states it
+  instead (and skips the probe).
+"""
+
+import collections
+import weakref
+
+import numpy as np
+
+# Entries for iterator objects that take no weak reference (list or itertools
+# iterators) are held strongly; a callable that returns a fresh one each call
+# would leave one entry per probe, so only the newest few are kept.
+_MAX_STRONG_ENTRIES = 4
+
+
+class GeneratorReplay:
+    """The values probe passes pulled from the iterator objects of one from_generator dataset.
+
+    A callable like ``lambda: it`` returns the same iterator object to every
+    pass, so what a probe pulls from it the real pass would miss. The probe
+    keeps those values under the object's identity; a later pass that gets
+    the same object yields them first, in order, then reads on. Entries are
+    held through a weak reference where the object takes one (a generator),
+    so an object nobody else holds, which no later call can return, drops
+    its entry with it. Called with the GIL held (make() and the steps).
+    """
+
+    def __init__(self):
+        self._entries = {}  # id(iterator) -> _Entry
+        self._strong = collections.deque()  # ids of strongly held entries, oldest first
+
+    def step(self, iterator, probe):
+        """next() of one pass over `iterator` (StopIteration at its end)."""
+        if probe:
+            entry = self._entry(iterator, create=True)
+            position = [0]
+
+            def next_probe():
+                values = entry.values
+                if position[0] < len(values):
+                    value = values[position[0]]
+                else:
+                    value = next(iterator)
+                    values.append(value)
+                position[0] += 1
+                return value
+            return next_probe
+
+        def next_real():
+            # Looked up per element: a probe may run while this pass reads the same object.
+            entry = self._entry(iterator, create=False)
+            if entry is not None and entry.values:
+                return entry.values.popleft()
+            return next(iterator)
+        return next_real
+
+    def _entry(self, iterator, create):
+        key = id(iterator)
+        entry = self._entries.get(key)
+        if entry is not None and entry.target() is iterator:
+            return entry
+        if not create:
+            return None
+        entry = _Entry()
+        entries = self._entries
+        try:
+            entry.target = weakref.ref(iterator, lambda _, key=key, entry=entry: (
+                entries.pop(key, None) if entries.get(key) is entry else None))
+        except TypeError:
+            entry.target = lambda iterator=iterator: iterator
+            self._strong.append(key)
+            if len(self._strong) > _MAX_STRONG_ENTRIES:
+                entries.pop(self._strong.popleft(), None)
+        entries[key] = entry
+        return entry
+
+
+class _Entry:
+    __slots__ = ("target", "values", "__weakref__")
+
+    def __init__(self):
+        self.target = None
+        self.values = collections.deque()
+
+
+def relaxed_shapes(shapes):
+    """`shapes` (lists of ints, None: unknown rank) with every dimension unknown (-1): one call
+    fixes only the rank."""
+    return [None if s is None else [-1] * len(s) for s in shapes]
+
+
+def zeros_like_probe(values):
+    """Zeros (empty strings) of the probe call's output components: error_policy='replace''s
+    substitute for a spec whose dimensions are unknown."""
+    out = []
+    for v in values:
+        if isinstance(v, bytes):
+            out.append(b"")
+        else:
+            a = np.asarray(v)
+            out.append(np.zeros(a.shape, a.dtype) if a.dtype.kind not in "SUO" else np.full(a.shape, b"", object))
+    return out
