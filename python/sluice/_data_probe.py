@@ -15,8 +15,11 @@ calls it once on a real element, read by a probe pass (the C++
   gets that object.
 * Shapes: one call cannot tell which dimensions are static, so the spec of a
   Python function's output keeps the dtypes and ranks it saw, with every
-  dimension unknown (None); ``map(..., output_signature=...)`` states it
-  instead (and skips the probe).
+  dimension unknown (None), except where the shape provably follows from the
+  input's static shape (:class:`ShapeTraced`: the input itself, astype, and
+  numpy ufuncs, i.e. elementwise arithmetic, of such arrays and Python
+  numbers). ``map(..., output_signature=...)`` states it instead (and skips
+  the probe).
 """
 
 import collections
@@ -98,6 +101,78 @@ class _Entry:
     def __init__(self):
         self.target = None
         self.values = collections.deque()
+
+
+class ShapeTraced(np.ndarray):
+    """An ndarray of the probe call that knows which of its dimensions are static.
+
+    ``static`` is a tuple of bools (one per dimension) or None (nothing
+    known). Only operations whose result shape depends on their inputs'
+    shapes alone set it: ufuncs called elementwise (the broadcast of their
+    inputs: a dimension is static where every input covering it has it
+    static; a Python number has no dimensions, any other array none known)
+    and astype. Everything else (indexing, reshape, np.arange(x), functions
+    that take plain arrays) makes arrays with nothing known, so the spec
+    errs towards None, never towards a size other elements do not have.
+    """
+
+    def __array_finalize__(self, obj):
+        self.static = None
+
+    def astype(self, *args, **kwargs):
+        out = np.ndarray.astype(self.view(np.ndarray), *args, **kwargs)
+        return _traced(out, self.static)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        plain = [x.view(np.ndarray) if isinstance(x, ShapeTraced) else x for x in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, ShapeTraced) else o for o in kwargs["out"])
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        static = _broadcast_static(inputs) if method == "__call__" and "out" not in kwargs else None
+        if isinstance(result, tuple):
+            return tuple(_traced(r, static) for r in result)
+        return _traced(result, static)
+
+
+def _traced(value, static):
+    if not isinstance(value, np.ndarray) or value.dtype.kind in "OSU":
+        return value
+    out = value.view(ShapeTraced)
+    out.static = tuple(static) if static is not None and len(static) == out.ndim else None
+    return out
+
+
+def _broadcast_static(inputs):
+    flags = []
+    for x in inputs:
+        if isinstance(x, (int, float, complex, np.generic)):  # bool is an int
+            flags.append(())
+        elif isinstance(x, ShapeTraced) and x.static is not None:
+            flags.append(x.static)
+        elif isinstance(x, np.ndarray):
+            flags.append((False,) * x.ndim)
+        else:
+            return None
+    rank = max((len(f) for f in flags), default=0)
+    return tuple(all(f[len(f) - rank + i] for f in flags if len(f) - rank + i >= 0) for i in range(rank))
+
+
+def traced_components(components, shapes):
+    """The probe element's components, numeric arrays as ShapeTraced with their spec's static dimensions."""
+    out = []
+    for c, shape in zip(components, shapes):
+        if isinstance(c, np.ndarray) and shape is not None and len(shape) == c.ndim:
+            c = _traced(c, [d is not None and d >= 0 for d in shape])
+        out.append(c)
+    return out
+
+
+def traced_shape(value, observed):
+    """The spec shape (-1: unknown) of an output component whose shape in the probe was `observed`."""
+    static = value.static if isinstance(value, ShapeTraced) else None
+    if static is None or len(static) != len(observed):
+        return [-1] * len(observed)
+    return [d if s else -1 for d, s in zip(observed, static)]
 
 
 def relaxed_shapes(shapes):

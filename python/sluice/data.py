@@ -869,7 +869,7 @@ def _probe(dataset, map_func):
     if first is None:
         return None
     in_structure = dataset._structure
-    args = _packer(in_structure)(first)
+    args = _packer(in_structure)(_data_probe.traced_components(first, dataset._core.element_spec()[1]))
     result = map_func(*args) if type(in_structure) is tuple else map_func(args)
     if isinstance(result, list):
         result = tuple(result)
@@ -878,9 +878,9 @@ def _probe(dataset, map_func):
     for leaf in _flatten(structure, result):
         v, dt = _typed(leaf)
         enums.append(dt.as_datatype_enum)
-        shapes.append(list(np.shape(v)) if not isinstance(v, bytes) else [])
+        shapes.append(_data_probe.traced_shape(leaf, list(np.shape(v)) if not isinstance(v, bytes) else []))
         values.append(v)
-    return structure, enums, _data_probe.relaxed_shapes(shapes), values
+    return structure, enums, shapes, values
 
 
 def _signature(output_signature):
