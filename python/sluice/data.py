@@ -34,9 +34,11 @@ Map functions, and what they cost:
   call takes the GIL: they run one at a time whatever ``num_parallel_calls``
   says, and every element is converted to numpy and back (a few microseconds
   per element, plus the function itself). Like tf.data tracing, ``map``
-  calls the function once when the dataset is built, on the input's first
-  element, to learn the output's structure, dtypes and shapes (the first
-  element's shapes are reported by ``element_spec``).
+  calls the function once when the dataset is built, on an element read by
+  a probe pass that takes nothing from the real passes, to learn the
+  output's structure, dtypes and ranks; ``element_spec`` reports its
+  dimensions unknown (None) unless they follow from the input's static
+  shape (elementwise numpy arithmetic), or as ``output_signature=`` says.
 
 Randomness: ``shuffle(seed=...)`` and ``random_resized_crop(seed=...)`` give
 the same output in every run; the crop of an element depends only on (seed,
@@ -405,6 +407,15 @@ class DatasetV2:
         yields must match `output_signature` (nested TensorSpecs) or
         `output_types` / `output_shapes`. Runs under the GIL, one element at a
         time. A value of another shape is an InvalidArgumentError at that element.
+
+        A probe pass (a Python function of a later ``map``, ``flat_map``,
+        ``scan``... learning its output) calls `generator` too and reads an
+        element or a batch: if the callable hands out the same iterator object
+        again (``lambda: it``), the next pass gets what the probe read first,
+        so nothing is lost; a fresh generator per call is replayable anyway.
+        A generator function that reads a shared stream (a socket) would
+        lose the probe's element: give such a pipeline's maps
+        ``output_signature`` (no probe).
         """
         if output_signature is not None:
             if output_types is not None or output_shapes is not None:

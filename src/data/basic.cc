@@ -346,7 +346,7 @@ class ConcatenateDataset : public DatasetBase {
       return Status();
     }
 
-    // Before the second input starts, a probe iterator of it (one that
+    // Before the second input starts, an uncounted iterator of it (one that
     // takes no pass) is saved in its place: the passes it will take.
     Status Save(IteratorStateWriter* w) override {
       w->WriteInt("part", part_);
@@ -354,10 +354,10 @@ class ConcatenateDataset : public DatasetBase {
       SLUICE_RETURN_IF_ERROR(first_->Save(&first));
       IteratorStateWriter second = w->Child("second");
       if (second_) return second_->Save(&second);
-      IteratorContext probe{std::make_shared<CancellationManager>(), nullptr, true, nullptr};
-      std::unique_ptr<IteratorBase> next = dataset_->b_->MakeIteratorInternal(probe);
+      IteratorContext uncounted{std::make_shared<CancellationManager>(), nullptr, false, nullptr, true};
+      std::unique_ptr<IteratorBase> next = dataset_->b_->MakeIteratorInternal(uncounted);
       Status s = next->Save(&second);
-      probe.cancellation->StartCancel();
+      uncounted.cancellation->StartCancel();
       return s;
     }
     // The second input's iterator is made here (before it is needed) to
