@@ -316,3 +316,12 @@ def test_a_probe_of_a_service_stream_takes_neither_its_pass_nor_an_element():
         t.join(timeout=60)
         assert not t.is_alive(), "a rank is still waiting"
     assert sorted(results[1]) == list(range(20))
+
+
+def test_a_probe_takes_no_epoch_from_a_global_shuffle(tmp_path):
+    files = _write_records(tmp_path, [7, 5])
+
+    def shuffled():
+        return D.Dataset.from_record_files(files, index="no_save").shuffle_globally(seed=4)
+    expected = [bytes(r) for r in shuffled()]  # epoch 0's order
+    assert [bytes(r) for r in shuffled().map(lambda x: x)] == expected
