@@ -66,11 +66,14 @@ class GeneratorReplay:
                 return value
             return next_probe
 
+        entries = self._entries
+
         def next_real():
             # Looked up per element: a probe may run while this pass reads the same object.
-            entry = self._entry(iterator, create=False)
-            if entry is not None and entry.values:
-                return entry.values.popleft()
+            if entries:
+                entry = self._entry(iterator, create=False)
+                if entry is not None and entry.values:
+                    return entry.values.popleft()
             return next(iterator)
         return next_real
 
@@ -84,8 +87,7 @@ class GeneratorReplay:
         entry = _Entry()
         entries = self._entries
         try:
-            entry.target = weakref.ref(iterator, lambda _, key=key, entry=entry: (
-                entries.pop(key, None) if entries.get(key) is entry else None))
+            entry.target = weakref.ref(iterator, lambda ref, key=key: _drop(entries, key, ref))
         except TypeError:
             entry.target = lambda iterator=iterator: iterator
             self._strong.append(key)
@@ -95,8 +97,14 @@ class GeneratorReplay:
         return entry
 
 
+def _drop(entries, key, ref):
+    entry = entries.get(key)
+    if entry is not None and entry.target is ref:
+        del entries[key]
+
+
 class _Entry:
-    __slots__ = ("target", "values", "__weakref__")
+    __slots__ = ("target", "values")
 
     def __init__(self):
         self.target = None
@@ -161,7 +169,7 @@ def traced_components(components, shapes):
     """The probe element's components, numeric arrays as ShapeTraced with their spec's static dimensions."""
     out = []
     for c, shape in zip(components, shapes):
-        if isinstance(c, np.ndarray) and shape is not None and len(shape) == c.ndim:
+        if isinstance(c, np.ndarray) and c.ndim > 0 and shape is not None and len(shape) == c.ndim:
             c = _traced(c, [d is not None and d >= 0 for d in shape])
         out.append(c)
     return out
