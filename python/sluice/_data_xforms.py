@@ -17,6 +17,7 @@ from sluice import _core
 from sluice import dtypes as _dtypes
 from sluice import errors
 from sluice import data as _data
+from sluice import _data_probe
 from sluice.queue import _to_component
 
 _d = _core.data
@@ -107,7 +108,7 @@ def interleave_windows(ds, map_func, cycle, block, npc, det):
             raise TypeError("The `map_func` argument must return a `Dataset` object. Got %s." % type(out).__name__)
         return out._core
 
-    it = ds._core.make_iterator()
+    it = ds._core.make_probe_iterator()
     try:
         first = _d.next_window(it, ds._core)
     finally:
@@ -120,6 +121,7 @@ def interleave_windows(ds, map_func, cycle, block, npc, det):
             raise TypeError("The `map_func` argument must return a `Dataset` object. Got %s." % type(probe).__name__)
         out_structure = probe._structure
         enums, shapes, _ = probe._core.element_spec()
+        shapes = _data_probe.relaxed_shapes(shapes)  # the datasets of other windows may differ
     core = _d.interleave_window_py(ds._core, open_dataset, enums, shapes, cycle, block, npc, det)
     return _data.Dataset(core, out_structure)
 
@@ -169,7 +171,8 @@ def scan(ds, initial_state, scan_func):
         out_structure = _data._structure_of(out)
         out_values, out_dtypes = _typed_flat(out_structure, out)
         out_enums = [dt.as_datatype_enum for dt in out_dtypes]
-        out_shapes = [[] if isinstance(v, bytes) else list(np.shape(v)) for v in out_values]
+        out_shapes = _data_probe.relaxed_shapes([[] if isinstance(v, bytes) else list(np.shape(v))
+                                                 for v in out_values])
     out_dtypes = [_dtypes.as_dtype(e) for e in out_enums]
 
     def step(state_components, components):

@@ -34,9 +34,11 @@ Map functions, and what they cost:
   call takes the GIL: they run one at a time whatever ``num_parallel_calls``
   says, and every element is converted to numpy and back (a few microseconds
   per element, plus the function itself). Like tf.data tracing, ``map``
-  calls the function once when the dataset is built, on the input's first
-  element, to learn the output's structure, dtypes and shapes (the first
-  element's shapes are reported by ``element_spec``).
+  calls the function once when the dataset is built, on an element read by
+  a probe pass that takes nothing from the real passes, to learn the
+  output's structure, dtypes and ranks; ``element_spec`` reports its
+  dimensions unknown (None) unless they follow from the input's static
+  shape (elementwise numpy arithmetic), or as ``output_signature=`` says.
 
 Randomness: ``shuffle(seed=...)`` and ``random_resized_crop(seed=...)`` give
 the same output in every run; the crop of an element depends only on (seed,
@@ -56,6 +58,7 @@ from sluice import errors  # noqa: F401  (the exceptions iteration raises)
 from sluice import _data_sources
 from sluice import _data_native_ops
 from sluice import random as _random
+from sluice import _data_probe
 from sluice.queue import _to_component
 from sluice.sparse_tensor import SparseTensor
 
@@ -404,6 +407,15 @@ class DatasetV2:
         yields must match `output_signature` (nested TensorSpecs) or
         `output_types` / `output_shapes`. Runs under the GIL, one element at a
         time. A value of another shape is an InvalidArgumentError at that element.
+
+        A probe pass (a Python function of a later ``map``, ``flat_map``,
+        ``scan``... learning its output) calls `generator` too and reads an
+        element or a batch: if the callable hands out the same iterator object
+        again (``lambda: it``), the next pass gets what the probe read first,
+        so nothing is lost; a fresh generator per call is replayable anyway.
+        A generator function that reads a shared stream (a socket) would
+        lose the probe's element: give such a pipeline's maps
+        ``output_signature`` (no probe).
         """
         if output_signature is not None:
             if output_types is not None or output_shapes is not None:
@@ -427,13 +439,18 @@ class DatasetV2:
         enums = [dt.as_datatype_enum for dt in dtypes]
         gen_args = tuple(args) if args is not None else ()
         expected = output_signature if output_signature is not None else output_types
+        # A probe (tracing a map function) must not take what a real pass then misses: see GeneratorReplay.
+        replay = _data_probe.GeneratorReplay()
 
-        def make(_):
-            it = iter(generator(*gen_args))
+        def make(probe):
+            source = generator(*gen_args)
+            it = iter(source)
+            # iter() of an iterable is a new iterator of this pass; an iterator object may be handed out again.
+            read = replay.step(it, probe) if it is source else it.__next__
 
             def step(_):
                 try:
-                    value = next(it)
+                    value = read()
                 except StopIteration:
                     return None
                 if isinstance(value, list) and type(structure) is tuple:
@@ -506,7 +523,8 @@ class DatasetV2:
 
     # -- transformations
 
-    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None, error_policy=None):
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None, error_policy=None,
+            output_signature=None):
         """`map_func` of each element.
 
         `map_func`: a native function from ``sluice.data.ops`` (runs in C++
@@ -521,6 +539,17 @@ class DatasetV2:
         (raise, tf.data's behaviour), ``'skip'`` (drop and count the element)
         or ``'replace'`` (zeros of the element_spec, or
         ``ErrorPolicy.replace_with(element)``). None: ``Options.error_policy``.
+        The zeros take a dimension the spec leaves unknown from the probe
+        call's output (below); Options.error_policy's take 0 for it.
+
+        A Python function is called once when the dataset is built, on an
+        element a probe pass reads (it consumes nothing the real passes
+        need), to learn the output's structure, dtypes and ranks; its
+        dimensions are reported unknown (None), as one call cannot tell
+        which are static. ``output_signature`` (sluice's own: a TensorSpec,
+        or a tuple / dict of them, as from_generator's) states the output
+        instead: no probe, and each result is checked against it
+        (InvalidArgumentError at the element otherwise).
         """
         npc = _opt_int(num_parallel_calls, "num_parallel_calls")
         det = None if deterministic is None else bool(deterministic)
@@ -531,11 +560,17 @@ class DatasetV2:
         if not callable(map_func):
             raise TypeError("map_func must be callable, got %r" % (map_func,))
         in_structure = self._structure
-        out = _probe(self, map_func)
-        if out is None:  # an empty input: any structure will do
-            out = _LEAF, [0], [None]
-        out_structure, out_enums, out_shapes = out
-        call = _python_map(map_func, in_structure, out_structure, out_enums)
+        checked = None
+        if output_signature is not None:
+            out_structure, out_enums, out_shapes = _signature(output_signature)
+            checked = out_shapes
+        else:
+            out = _probe(self, map_func)
+            if out is None:  # an empty input: any structure will do
+                out = _LEAF, [0], [None], None
+            out_structure, out_enums, out_shapes, probe_values = out
+            error_policy = _replace_like_probe(error_policy, out_structure, probe_values)
+        call = _python_map(map_func, in_structure, out_structure, out_enums, checked)
         core = _d.map_py(self._core, call, out_enums, out_shapes, npc, det)
         return Dataset(_data_policy.apply(core, out_structure, error_policy), out_structure)
 
@@ -666,6 +701,7 @@ class DatasetV2:
                                 type(inner).__name__)
             out_structure = inner._structure
             enums, shapes, _ = inner._core.element_spec()
+            shapes = _data_probe.relaxed_shapes(shapes)  # the datasets of other elements may differ
         return Dataset(_d.interleave_py(self._core, open_dataset, enums, shapes, cycle, block, npc, det),
                        out_structure)
 
@@ -838,21 +874,36 @@ def _first_components(dataset):
 
 
 def _probe(dataset, map_func):
-    """Calls map_func once on the first element (tf.data traces it once): (structure, dtypes, shapes)."""
+    """Calls map_func once on an element of a probe pass (tf.data traces it once): (structure, dtypes,
+    shapes with every dimension unknown, the call's component values), or None for an empty dataset."""
     first = _first_components(dataset)
     if first is None:
         return None
     in_structure = dataset._structure
-    args = _packer(in_structure)(first)
+    args = _packer(in_structure)(_data_probe.traced_components(first, dataset._core.element_spec()[1]))
     result = map_func(*args) if type(in_structure) is tuple else map_func(args)
     if isinstance(result, list):
         result = tuple(result)
     structure = _structure_of(result)
-    enums, shapes = [], []
+    enums, shapes, values = [], [], []
     for leaf in _flatten(structure, result):
         v, dt = _typed(leaf)
         enums.append(dt.as_datatype_enum)
-        shapes.append(list(np.shape(v)) if not isinstance(v, bytes) else [])
+        shapes.append(_data_probe.traced_shape(leaf, list(np.shape(v)) if not isinstance(v, bytes) else []))
+        values.append(v)
+    return structure, enums, shapes, values
+
+
+def _signature(output_signature):
+    """(structure, dtype numbers, shapes) of nested TensorSpecs (map's output_signature)."""
+    structure = _structure_of(output_signature)
+    specs = _flatten(structure, output_signature)
+    for spec in specs:
+        if not isinstance(spec, TensorSpec):
+            raise TypeError("output_signature must be a TensorSpec or a structure of them, got %r" % (spec,))
+    enums = [_dtypes.as_dtype(spec.dtype).as_datatype_enum for spec in specs]
+    shapes = [None if spec.shape.rank is None else [-1 if d is None else int(d) for d in spec.shape]
+              for spec in specs]
     return structure, enums, shapes
 
 
@@ -895,14 +946,36 @@ def _generator_error(what, value):
                                        "yielded element was %r." % (what, value))
 
 
-def _python_map(map_func, in_structure, out_structure, out_enums):
-    """The callable the C++ map calls: components -> (values, dtype numbers)."""
+def _replace_like_probe(error_policy, structure, probe_values):
+    """error_policy 'replace' without a substitute: zeros shaped as the probe call's output, so
+    they batch with the function's usual results although the spec's dimensions are unknown."""
+    policy = error_policy.policy if isinstance(error_policy, _data_policy.ErrorPolicy) else error_policy
+    if isinstance(policy, bytes):
+        policy = policy.decode()
+    if policy != "replace" or probe_values is None or getattr(error_policy, "replacement", None) is not None:
+        return error_policy
+    zeros = _pack_from(structure, iter(_data_probe.zeros_like_probe(probe_values)))
+    return _data_policy.ErrorPolicy.replace_with(zeros)
+
+
+def _check_shapes(values, shapes):
+    for c, sh in zip(values, shapes):
+        got = () if isinstance(c, bytes) else np.shape(c)
+        if sh is not None and (len(got) != len(sh) or any(w >= 0 and g != w for g, w in zip(got, sh))):
+            raise errors.InvalidArgumentError(
+                None, None, "`map_func` returned a component of shape %s where its output_signature says %s."
+                % (list(got), [None if w < 0 else w for w in sh]))
+
+
+def _python_map(map_func, in_structure, out_structure, out_enums, checked_shapes=None):
+    """The callable the C++ map calls: components -> (values, dtype numbers); each result
+    checked against `checked_shapes` where given."""
     pack = _packer(in_structure)
     star = type(in_structure) is tuple
     dtypes = [_dtypes.as_dtype(e) for e in out_enums]
     single = out_structure is _LEAF
 
-    def call(components):
+    def convert(components):
         args = pack(components)
         result = map_func(*args) if star else map_func(args)
         if single:
@@ -911,6 +984,13 @@ def _python_map(map_func, in_structure, out_structure, out_enums):
             result = tuple(result)
         flat = _flatten(out_structure, result)
         return [_to_component(v, dt) for v, dt in zip(flat, dtypes)], out_enums
+    if checked_shapes is None:
+        return convert
+
+    def call(components):
+        out = convert(components)
+        _check_shapes(out[0], checked_shapes)
+        return out
     return call
 
 

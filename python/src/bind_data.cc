@@ -209,13 +209,13 @@ DataDatasetHandle MapNative(const DataDatasetHandle& in, Result<data::NativeMap>
   return Wrap(data::MapWithIndex(in.ds, std::move(m.fn), std::move(m.spec), MapOptionsOf(npc, deterministic)));
 }
 
-// Dataset.from_generator on data::FromGenerator: make() (Python, with the
-// GIL) returns a step callable per iterator; each step() returns (values,
-// dtypes), or None at the end. Unknown cardinality.
+// Dataset.from_generator on data::FromProbeAwareGenerator: make(probe)
+// (Python, with the GIL) returns a step callable per iterator; each step()
+// returns (values, dtypes), or None at the end. Unknown cardinality.
 Result<DatasetPtr> PyFromGenerator(std::shared_ptr<DataPyFn> make, data::ElementSpec spec) {
-  data::GeneratorFactory factory = [make]() -> Result<data::GeneratorFn> {
-    Result<std::shared_ptr<DataPyFn>> step = CallPython<std::shared_ptr<DataPyFn>>(
-        *make, Element{}, [](nb::handle r) -> Result<std::shared_ptr<DataPyFn>> { return std::make_shared<DataPyFn>(r); });
+  data::ProbeAwareGeneratorFactory factory = [make](bool probe) -> Result<data::GeneratorFn> {
+    Result<std::shared_ptr<DataPyFn>> step = WithGil<std::shared_ptr<DataPyFn>>(
+        [&]() -> Result<std::shared_ptr<DataPyFn>> { return std::make_shared<DataPyFn>(make->get()(probe)); });
     if (!step.ok()) return step.status();
     return data::GeneratorFn([step = std::move(*step)]() {
       return CallPython<std::optional<Element>>(*step, Element{}, [](nb::handle r) -> Result<std::optional<Element>> {
@@ -226,7 +226,7 @@ Result<DatasetPtr> PyFromGenerator(std::shared_ptr<DataPyFn> make, data::Element
       });
     });
   };
-  return data::FromGenerator(std::move(factory), std::move(spec));
+  return data::FromProbeAwareGenerator(std::move(factory), std::move(spec));
 }
 
 void BindSources(nb::module_& d) {

@@ -36,6 +36,7 @@ class RepeatDataset : public UnaryDataset {
   }
   std::string DebugName() const override { return "Repeat"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    if (ctx.probe && count_ != 0) return input_->MakeIteratorInternal(ctx);  // the same first element
     return std::make_unique<Iterator>(this, ctx);
   }
 
@@ -119,6 +120,9 @@ class TakeSkipDataset : public UnaryDataset {
   }
   std::string DebugName() const override { return take_ ? "Take" : "Skip"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    // Take's first element is its input's. Skip reads on in a probe too: what
+    // it skips (a header line) may be what a function cannot take.
+    if (ctx.probe && take_ && count_ != 0) return input_->MakeIteratorInternal(ctx);
     return std::make_unique<Iterator>(this, ctx);
   }
 
@@ -181,6 +185,7 @@ class ShardDataset : public UnaryDataset {
   }
   std::string DebugName() const override { return "Shard"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    if (ctx.probe) return input_->MakeIteratorInternal(ctx);  // any element of the input will do
     return std::make_unique<Iterator>(this, ctx);
   }
 
@@ -341,7 +346,7 @@ class ConcatenateDataset : public DatasetBase {
       return Status();
     }
 
-    // Before the second input starts, a probe iterator of it (one that
+    // Before the second input starts, an uncounted iterator of it (one that
     // takes no pass) is saved in its place: the passes it will take.
     Status Save(IteratorStateWriter* w) override {
       w->WriteInt("part", part_);
@@ -349,10 +354,10 @@ class ConcatenateDataset : public DatasetBase {
       SLUICE_RETURN_IF_ERROR(first_->Save(&first));
       IteratorStateWriter second = w->Child("second");
       if (second_) return second_->Save(&second);
-      IteratorContext probe{std::make_shared<CancellationManager>(), nullptr, true, nullptr};
-      std::unique_ptr<IteratorBase> next = dataset_->b_->MakeIteratorInternal(probe);
+      IteratorContext uncounted{std::make_shared<CancellationManager>(), nullptr, false, nullptr, true};
+      std::unique_ptr<IteratorBase> next = dataset_->b_->MakeIteratorInternal(uncounted);
       Status s = next->Save(&second);
-      probe.cancellation->StartCancel();
+      uncounted.cancellation->StartCancel();
       return s;
     }
     // The second input's iterator is made here (before it is needed) to
@@ -388,6 +393,7 @@ class CacheDataset : public UnaryDataset {
   int64_t cardinality() const override { return input_->cardinality(); }
   std::string DebugName() const override { return "Cache"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    if (ctx.probe) return input_->MakeIteratorInternal(ctx);  // a probe neither fills nor reads the cache
     std::shared_ptr<const std::vector<Element>> cached;
     {
       MutexLock lock(&state_.mu);

@@ -62,10 +62,11 @@ class DatasetIterator : public IteratorBase {
 
 // The pass number of a new iterator of a dataset that counts its iterators
 // (each epoch under Repeat is a pass): the counter's next value. A probe pass
-// sees that value without taking it, so tracing a Python function does not
-// shift the seeds or epochs of the real passes.
+// (or an uncounted one) sees that value without taking it, so tracing a
+// Python function does not shift the seeds or epochs of the real passes.
 inline uint64_t NextPass(std::atomic<uint64_t>& passes, const IteratorContext& ctx) {
-  return ctx.probe ? passes.load(std::memory_order_relaxed) : passes.fetch_add(1, std::memory_order_relaxed);
+  return ctx.probe || ctx.uncounted ? passes.load(std::memory_order_relaxed)
+                                    : passes.fetch_add(1, std::memory_order_relaxed);
 }
 
 // After restoring an iterator that took pass `pass` of a pass-counted

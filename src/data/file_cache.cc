@@ -227,6 +227,7 @@ class FileCacheDataset : public DatasetBase {
   std::string DebugName() const override { return "Cache"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
     if (io::DefaultFileSystem()->FileExists(filename_).ok()) return std::make_unique<ReadIterator>(this, ctx);
+    if (ctx.probe) return input_->MakeIteratorInternal(ctx);  // a probe writes no cache file
     return std::make_unique<WriteIterator>(this, ctx);
   }
 

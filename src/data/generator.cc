@@ -32,26 +32,26 @@ Status CheckAgainstSpec(const Element& e, const ElementSpec& spec) {
 
 class GeneratorDataset : public DatasetBase {
  public:
-  GeneratorDataset(GeneratorFactory factory, ElementSpec spec)
+  GeneratorDataset(ProbeAwareGeneratorFactory factory, ElementSpec spec)
       : DatasetBase(std::move(spec)), factory_(std::move(factory)) {}
 
   int64_t cardinality() const override { return kUnknownCardinality; }
   std::string DebugName() const override { return "FromGenerator"; }
-  std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext&) const override {
-    return std::make_unique<Iterator>(this);
+  std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    return std::make_unique<Iterator>(this, ctx.probe);
   }
 
  private:
   class Iterator : public DatasetIterator<GeneratorDataset> {
    public:
-    using DatasetIterator::DatasetIterator;
+    Iterator(const GeneratorDataset* d, bool probe) : DatasetIterator(d), probe_(probe) {}
     Status GetNext(Element* out, bool* end_of_sequence) override {
       if (done_) {
         *end_of_sequence = true;
         return Status();
       }
       if (!generator_) {
-        Result<GeneratorFn> g = dataset_->factory_();
+        Result<GeneratorFn> g = dataset_->factory_(probe_);
         if (!g.ok()) return g.status();
         generator_ = std::move(*g);
       }
@@ -82,16 +82,22 @@ class GeneratorDataset : public DatasetBase {
                     "and rebuild it with skip().");
     }
 
+    const bool probe_;
     GeneratorFn generator_;
     bool done_ = false;
   };
 
-  const GeneratorFactory factory_;
+  const ProbeAwareGeneratorFactory factory_;
 };
 
 }  // namespace
 
 Result<DatasetPtr> FromGenerator(GeneratorFactory factory, ElementSpec spec) {
+  if (!factory) return InvalidArgument("from_generator: the generator factory is empty");
+  return FromProbeAwareGenerator([factory = std::move(factory)](bool) { return factory(); }, std::move(spec));
+}
+
+Result<DatasetPtr> FromProbeAwareGenerator(ProbeAwareGeneratorFactory factory, ElementSpec spec) {
   if (!factory) return InvalidArgument("from_generator: the generator factory is empty");
   if (spec.shapes.size() != spec.dtypes.size()) {
     return InvalidArgument("from_generator: " + std::to_string(spec.dtypes.size()) + " dtypes but " +

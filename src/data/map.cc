@@ -577,7 +577,8 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
 
 std::unique_ptr<IteratorBase> MapDataset::MakeIteratorInternal(const IteratorContext& ctx) const {
   const uint64_t epoch = NextPass(epochs_, ctx);
-  if (!options_.num_parallel_calls) return std::make_unique<Iterator>(this, ctx, epoch);
+  // A probe calls the function on one element, on the caller's thread.
+  if (!options_.num_parallel_calls || ctx.probe) return std::make_unique<Iterator>(this, ctx, epoch);
   return std::make_unique<ParallelIterator>(this, ctx, *options_.num_parallel_calls, epoch);
 }
 

@@ -607,7 +607,8 @@ std::unique_ptr<IteratorBase> MapAndBatchDataset::MakeIteratorInternal(const Ite
   // the whole tree's, which differs only where an inner with_options sets it.
   // A memory budget or an error policy is applied by the unfused stages.
   const Options o = ctx.model ? ctx.model->BuildOptions() : Options{};
-  if (!o.optimization.map_and_batch_fusion.value_or(true) || o.ram_budget.value_or(0) > 0 ||
+  // A probe runs the unfused stages, whose map is sequential in a probe.
+  if (ctx.probe || !o.optimization.map_and_batch_fusion.value_or(true) || o.ram_budget.value_or(0) > 0 ||
       o.error_policy.value_or(ErrorPolicy::kFail) != ErrorPolicy::kFail) {
     return unfused_->MakeIteratorInternal(ctx);
   }

@@ -248,7 +248,7 @@ class PrefetchDataset : public DatasetBase {
   std::string DebugName() const override { return "Prefetch"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
     std::unique_ptr<IteratorBase> input = input_->MakeIteratorInternal(ctx);
-    if (buffer_size_ == 0) return input;
+    if (buffer_size_ == 0 || ctx.probe) return input;  // a probe reads no further than its element
     return std::make_unique<PrefetchIterator>(std::move(input), buffer_size_, ctx, shared_from_this());
   }
 
@@ -261,6 +261,7 @@ class PrefetchDataset : public DatasetBase {
 
 std::unique_ptr<IteratorBase> MakePrefetchIterator(std::unique_ptr<IteratorBase> input, size_t buffer_size,
                                                    const IteratorContext& ctx, DatasetPtr keep_alive) {
+  if (ctx.probe) return input;  // no read-ahead thread for a probe
   return std::make_unique<PrefetchIterator>(std::move(input), static_cast<int64_t>(buffer_size), ctx,
                                             std::move(keep_alive));
 }

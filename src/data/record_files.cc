@@ -148,13 +148,14 @@ class RecordFilesDataset : public DatasetBase {
 
   int64_t cardinality() const override { return starts_.back(); }
   std::string DebugName() const override { return options_.shuffle ? "GlobalShuffle" : "RecordFilesDataset"; }
-  std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext&) const override { return MakeTyped(); }
+  std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    return MakeTyped(ctx);
+  }
 
-  std::unique_ptr<RecordFilesIterator> MakeTyped() const {
+  // A probe pass (IteratorContext::probe) takes no epoch.
+  std::unique_ptr<RecordFilesIterator> MakeTyped(const IteratorContext& ctx = {}) const {
     uint64_t epoch = 0;
-    if (options_.shuffle && options_.shuffle->reshuffle_each_iteration) {
-      epoch = epochs_.fetch_add(1, std::memory_order_relaxed);
-    }
+    if (options_.shuffle && options_.shuffle->reshuffle_each_iteration) epoch = NextPass(epochs_, ctx);
     return std::make_unique<Iterator>(this, epoch);
   }
 

@@ -35,6 +35,8 @@ class ShuffleDataset : public DatasetBase {
   int64_t cardinality() const override { return input_->cardinality(); }
   std::string DebugName() const override { return "Shuffle"; }
   std::unique_ptr<IteratorBase> MakeIteratorInternal(const IteratorContext& ctx) const override {
+    // A probe wants one element of the input, not a filled buffer.
+    if (ctx.probe) return input_->MakeIteratorInternal(ctx);
     return std::make_unique<Iterator>(this, ctx, reshuffle_ ? NextPass(epochs_, ctx) : 0);
   }
 

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <atomic>
 #include <set>
+#include <span>
+#include <vector>
 
 namespace sluice::distribute {
 namespace {
@@ -130,13 +132,42 @@ class FromServiceIterator : public data::IteratorBase {
   std::set<int> ended_;
 };
 
+// A probe pass (a Python function's tracing) takes neither the stream's one
+// pass nor an element of it: it sees one element of zeros (unknown
+// dimensions 0, strings empty), as FromQueue's probe does.
+class FromServiceProbeIterator : public data::IteratorBase {
+ public:
+  explicit FromServiceProbeIterator(const data::ElementSpec& spec) : spec_(spec) {}
+
+  Status GetNext(Element* out, bool* end_of_sequence) override {
+    *end_of_sequence = done_;
+    if (done_) return Status();
+    done_ = true;
+    Element e;
+    for (size_t i = 0; i < spec_.size(); ++i) {
+      std::vector<int64_t> dims;
+      if (spec_.shapes[i].rank_known()) {
+        for (int64_t d : spec_.shapes[i].dims()) dims.push_back(d < 0 ? 0 : d);
+      }
+      e.push_back(Tensor::Zeros(spec_.dtypes[i], TensorShape(std::span<const int64_t>(dims))));
+    }
+    *out = std::move(e);
+    return Status();
+  }
+
+ private:
+  const data::ElementSpec spec_;
+  bool done_ = false;
+};
+
 class FromServiceDataset : public data::DatasetBase {
  public:
   FromServiceDataset(std::shared_ptr<Communicator> comm, ServiceOptions options, data::ElementSpec spec)
       : data::DatasetBase(std::move(spec)), comm_(std::move(comm)), options_(std::move(options)) {}
   int64_t cardinality() const override { return data::kUnknownCardinality; }
   std::string DebugName() const override { return "FromService"; }
-  std::unique_ptr<data::IteratorBase> MakeIteratorInternal(const data::IteratorContext&) const override {
+  std::unique_ptr<data::IteratorBase> MakeIteratorInternal(const data::IteratorContext& ctx) const override {
+    if (ctx.probe) return std::make_unique<FromServiceProbeIterator>(element_spec());
     return std::make_unique<FromServiceIterator>(comm_, options_, !passes_.exchange(true));
   }
 

@@ -391,6 +391,10 @@ class ShardedIteratorImpl : public ShardedIterator {
 
   int64_t count() const override { return count_; }
 
+  // DYNAMIC: this iterator reads the epoch's first record once, asking the
+  // dispatcher (or journal) for nothing; other policies read as they would.
+  void SetProbe() { probe_ = true; }
+
  private:
   // The record id of the next read, or nullopt at the end of this rank's epoch.
   Result<std::optional<uint64_t>> NextRecordId() {
@@ -415,6 +419,11 @@ class ShardedIteratorImpl : public ShardedIterator {
 
   Result<std::optional<uint64_t>> NextDynamic() {
     if (dynamic_ended_) return std::optional<uint64_t>();
+    if (probe_) {
+      dynamic_ended_ = true;
+      if (n_ == 0) return std::optional<uint64_t>();
+      return std::optional<uint64_t>(c_.shuffle ? permutation_.Apply(0) : 0);
+    }
     if (split_next_ == split_end_) {
       if (c_.journal) {
         std::tie(split_next_, split_end_) = c_.journal->Grant(epoch_, c_.rank);
@@ -545,6 +554,7 @@ class ShardedIteratorImpl : public ShardedIterator {
   // DYNAMIC: the current split [split_next_, split_end_); the end was handed out.
   uint64_t split_next_ = 0, split_end_ = 0;
   bool dynamic_ended_ = false;
+  bool probe_ = false;
   std::vector<std::unique_ptr<io::RecordReader>> readers_;
 };
 
@@ -564,17 +574,25 @@ class ShardedDataset : public data::DatasetBase {
     return probe.count();
   }
   std::string DebugName() const override { return "ShardedRecordFiles"; }
-  std::unique_ptr<data::IteratorBase> MakeIteratorInternal(const data::IteratorContext&) const override {
-    return MakeTyped();
+  // A probe pass (a Python function's tracing) takes no pass (epoch) and no
+  // split from the dispatcher.
+  std::unique_ptr<data::IteratorBase> MakeIteratorInternal(const data::IteratorContext& ctx) const override {
+    if (!ctx.probe) return MakeTyped();
+    std::unique_ptr<ShardedIteratorImpl> it = MakeForPass(passes_.load(std::memory_order_relaxed));
+    it->SetProbe();
+    return it;
   }
 
   std::unique_ptr<ShardedIterator> MakeTyped() const {
-    const uint64_t pass = passes_.fetch_add(1, std::memory_order_relaxed);
+    return MakeForPass(passes_.fetch_add(1, std::memory_order_relaxed));
+  }
+
+ private:
+  std::unique_ptr<ShardedIteratorImpl> MakeForPass(uint64_t pass) const {
     return std::make_unique<ShardedIteratorImpl>(shared_from_this(), config_, first_epoch_ + pass,
                                                  pass == 0 ? first_start_ : Start{config_.size});
   }
 
- private:
   const Config config_;
   const uint64_t first_epoch_;
   const Start first_start_;

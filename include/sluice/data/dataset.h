@@ -77,13 +77,19 @@ struct IteratorContext {
   // Elements ignore_errors skipped anywhere in the tree (null: not counted).
   std::shared_ptr<std::atomic<int64_t>> skipped_errors;
   // A probe pass, which reads an element to learn its signature (a Python
-  // map function's tracing): a source whose reads consume something shared
-  // (FromQueue) returns a zero element of its signature instead, so the
-  // probe takes nothing from the real passes.
+  // map function's tracing): it takes no pass number (NextPass), a source
+  // whose reads consume something shared (FromQueue) returns a zero element
+  // of its signature instead, so the probe takes nothing from the real
+  // passes, and buffering stages pass it through (datasets.h, "Probe
+  // passes"), so it reads about one element per stage.
   bool probe = false;
   // Statistics, merged Options and AUTOTUNE of the tree; null in an
   // IteratorContext made by hand (no statistics, no tuning).
   std::shared_ptr<Model> model = nullptr;
+  // An iterator made only to be saved (concatenate's second input before it
+  // starts): it takes no pass number, as a probe, but its stages are the
+  // real pass's, so its state restores into one.
+  bool uncounted = false;
 };
 
 class RecordSource;

@@ -665,6 +665,23 @@ Result<DatasetPtr> Random(uint64_t seed, uint64_t seed2, bool rerandomize_each_i
 // contained only 3 elements.").
 Result<DatasetPtr> AssertCardinality(DatasetPtr input, int64_t expected_cardinality);
 
+// ---- Probe passes (IteratorContext::probe; src/data/generator.cc) ----------------
+// A probe pass reads one element to learn a Python function's output
+// signature. It must take nothing the real passes would then miss, and read
+// little: shuffle, prefetch, cache, repeat, take and shard hand their input's
+// elements straight through in a probe (no buffer, no thread, no cache
+// file); parallel map, map_and_batch and parallel interleave run
+// sequentially; filter and skip still apply. Sources that consume shared
+// state either yield zeros (FromQueue) or are told the pass is a probe:
+
+// As GeneratorFactory, called with the pass's IteratorContext::probe, so a
+// generator that reads something a later pass can get again (an iterator
+// object its callable hands out each time) can keep what a probe read and
+// replay it first.
+using ProbeAwareGeneratorFactory = std::function<Result<GeneratorFn>(bool probe)>;
+// FromGenerator with a ProbeAwareGeneratorFactory (same checks and errors).
+Result<DatasetPtr> FromProbeAwareGenerator(ProbeAwareGeneratorFactory factory, ElementSpec spec);
+
 }  // namespace sluice::data
 
 #endif  // SLUICE_DATA_DATASETS_H_
