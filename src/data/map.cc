@@ -507,7 +507,11 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
         if (j < n && chunk[j]->status.ok()) chunk[j]->element = std::move(elements[j]);
       }
       if (--active_ == 0 && paused_) idle_cv_.SignalAll();
-      if (consumer_waiting_) ready_cv_.Signal();
+      // In order, only the chunk holding the front can end the consumer's
+      // wait: a later chunk finishing first would wake it for nothing.
+      if (consumer_waiting_ && (!deterministic_ || end || slots_.empty() || slots_.front() == chunk.front())) {
+        ready_cv_.Signal();
+      }
       if (end) return;
     }
   }
