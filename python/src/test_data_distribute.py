@@ -2,43 +2,13 @@
 (threads), checking exactly-once per epoch, resume at another world size and the consistency
 check. The mpirun tests are in tests/distribute (CTest label mpi)."""
 
-import threading
-
 import pytest
 
 import sluice
 from sluice import distribute
 
+from _distribute_util import on_ranks, write_records
 
-def _write(tmp_path, sizes):
-    files = []
-    for i, n in enumerate(sizes):
-        path = str(tmp_path / ("f%d.tfrecord" % i))
-        with sluice.python_io.TFRecordWriter(path) as w:
-            for j in range(n):
-                w.write(b"f%d-%d" % (i, j))
-        files.append(path)
-    return files
-
-
-def _on_ranks(n, fn):
-    """fn(ctx) on one thread per rank; the results (or raises the first exception)."""
-    contexts = distribute._thread_contexts(n)
-    results, errors = [None] * n, []
-
-    def run(r):
-        try:
-            results[r] = fn(contexts[r])
-        except Exception as e:  # noqa: BLE001  (re-raised below)
-            errors.append(e)
-            results[r] = e
-
-    threads = [threading.Thread(target=run, args=(r,)) for r in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return results
 
 
 def test_init_without_a_launcher_is_one_process(monkeypatch):
@@ -67,7 +37,7 @@ def test_bad_launcher_variable_raises_invalid_argument(monkeypatch):
 
 @pytest.mark.parametrize("policy", ["RECORD", "FILE", "DATA", "DYNAMIC"])
 def test_every_record_once_per_epoch_across_ranks(tmp_path, policy):
-    files = _write(tmp_path, [6, 2, 9, 4])  # 21 records
+    files = write_records(tmp_path, [6, 2, 9, 4])  # 21 records
 
     def rank(ctx):
         ds = distribute.shard(files, policy=policy, seed=3, uneven="allow", split_records=2, context=ctx)
@@ -75,21 +45,21 @@ def test_every_record_once_per_epoch_across_ranks(tmp_path, policy):
         ctx.barrier()  # DYNAMIC: rank 0's dispatcher lives as long as its dataset
         return epochs
 
-    results = _on_ranks(3, rank)
+    results = on_ranks(3, rank)
     for e in range(2):
         seen = sorted(r for ranks in results for r in ranks[e])
         assert seen == sorted(b"f%d-%d" % (i, j) for i, n in enumerate([6, 2, 9, 4]) for j in range(n))
 
 
 def test_pad_gives_every_rank_the_same_count(tmp_path):
-    files = _write(tmp_path, [10])
-    results = _on_ranks(4, lambda ctx: len(list(distribute.shard(files, policy="RECORD", seed=1, context=ctx))))
+    files = write_records(tmp_path, [10])
+    results = on_ranks(4, lambda ctx: len(list(distribute.shard(files, policy="RECORD", seed=1, context=ctx))))
     assert results == [3, 3, 3, 3]
 
 
 @pytest.mark.parametrize("policy", ["RECORD", "FILE", "DYNAMIC"])
 def test_resume_at_another_world_size_reads_the_rest_once(tmp_path, policy):
-    files = _write(tmp_path, [17, 8])
+    files = write_records(tmp_path, [17, 8])
 
     def first(ctx):
         it = iter(distribute.shard(files, policy=policy, seed=9, uneven="allow", split_records=3, context=ctx))
@@ -99,23 +69,24 @@ def test_resume_at_another_world_size_reads_the_rest_once(tmp_path, policy):
         ctx.barrier()
         return got, state
 
-    before = _on_ranks(2, first)
+    before = on_ranks(2, first)
     state = before[0][1]
     assert all(s == state for _, s in before)
 
     def after_rank(ctx):
-        got = [bytes(x) for x in distribute.shard(
-            files, policy=policy, seed=9, uneven="allow", split_records=3, resume=state, context=ctx)]
-        ctx.barrier()
+        ds = distribute.shard(files, policy=policy, seed=9, uneven="allow", split_records=3, resume=state,
+                              context=ctx)
+        got = [bytes(x) for x in ds]
+        ctx.barrier()  # DYNAMIC: rank 0's dataset lives until every rank is done
         return got
 
-    after = _on_ranks(3, after_rank)
+    after = on_ranks(3, after_rank)
     seen = [r for got, _ in before for r in got] + [r for rank in after for r in rank]
     assert len(seen) == 25 and len(set(seen)) == 25
 
 
 def test_dynamic_state_off_a_synchronous_step_raises_failed_precondition(tmp_path):
-    files = _write(tmp_path, [12])
+    files = write_records(tmp_path, [12])
 
     def rank(ctx):
         it = iter(distribute.shard(files, policy="DYNAMIC", seed=1, split_records=2, context=ctx))
@@ -130,26 +101,26 @@ def test_dynamic_state_off_a_synchronous_step_raises_failed_precondition(tmp_pat
         ctx.barrier()
         return result
 
-    result = _on_ranks(2, rank)[1]
+    result = on_ranks(2, rank)[1]
     assert isinstance(result, sluice.errors.FailedPreconditionError)
     assert "synchronous step" in str(result)
 
 
 def test_different_file_lists_fail_naming_the_rank(tmp_path):
-    files = _write(tmp_path, [3, 3])
+    files = write_records(tmp_path, [3, 3])
 
     def rank(ctx):
         mine = files if ctx.rank != 1 else files[:1]
         return distribute.shard(mine, seed=1, context=ctx)
 
-    results = _on_ranks(2, rank)
+    results = on_ranks(2, rank, raise_errors=False)
     for r in results:
         assert isinstance(r, sluice.errors.FailedPreconditionError)
         assert "rank(s) 1 differ from rank 0" in str(r)
 
 
 def test_sharded_dataset_chains_with_map_and_batch(tmp_path):
-    files = _write(tmp_path, [8])
+    files = write_records(tmp_path, [8])
     ds = distribute.shard(files, policy="RECORD", seed=2, context=distribute._thread_contexts(1)[0])
     batches = list(ds.map(lambda x: x).batch(3))
     assert [len(b) for b in batches] == [3, 3, 2]

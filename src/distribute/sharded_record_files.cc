@@ -195,70 +195,44 @@ class SplitJournal {
 // Rank 0 of a DYNAMIC dataset: answers the ranks' split and state requests
 // from the journal. Requests: "<epoch>" for a split, answered "<begin>
 // <end>"; "<epoch> <reads>" for a state, answered "0 <b> <e> ..." (the left
-// ranges) or "1 <message>". Destroyed while other ranks are still in an
-// epoch (rank 0 dropped its dataset first), its thread goes on serving until
-// every rank has had that epoch's end, then exits by itself, so no rank
-// waits for an answer that never comes.
+// ranges) or "1 <message>". Destroyed while some rank is still in an epoch
+// (rank 0 dropped its dataset first), it tells every other rank "gone
+// <message>", which its next request reads as the answer: an error that
+// says what happened, instead of a wait for an answer that never comes.
 class Dispatcher {
  public:
   Dispatcher(std::shared_ptr<Communicator> comm, int request_tag, std::shared_ptr<SplitJournal> journal)
-      : comm_(comm), request_tag_(request_tag), exit_(std::make_shared<Exit>()) {
-    thread_ = std::thread([comm = std::move(comm), request_tag, journal = std::move(journal), exit = exit_] {
-      Serve(*comm, request_tag, *journal, *exit);
-      exit->Tell(Exit::kExited);
-    });
+      : comm_(std::move(comm)), request_tag_(request_tag), journal_(std::move(journal)) {
+    thread_ = std::thread([this] { Serve(); });
   }
   ~Dispatcher() {
     // A request from this rank with no epoch: the stop signal.
     if (!comm_->Send(comm_->rank(), request_tag_, "").ok()) comm_->Cancel(errors::Cancelled("dispatcher stopped"));
-    // Joined when it stops at once (the usual case: ranks are done); left to
-    // finish by itself when ranks are still mid-epoch, since waiting here
-    // could deadlock with a collective those ranks wait in for this one.
-    if (exit_->Await() == Exit::kDraining) {
-      thread_.detach();  // it owns what it uses
-    } else {
-      thread_.join();
+    thread_.join();
+    if (!journal_->HasOpenEpoch()) return;
+    for (int r = 0; r < comm_->size(); ++r) {
+      if (r == comm_->rank()) continue;
+      (void)comm_->Send(r, request_tag_ + 1,
+                        "gone rank 0's DYNAMIC dataset was destroyed while this rank was still in an epoch: keep "
+                        "rank 0's dataset until every rank has finished its passes");
     }
   }
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
 
  private:
-  // How the thread answered the stop signal.
-  struct Exit {
-    enum State { kServing, kDraining, kExited };
-    void Tell(State s) SLUICE_EXCLUDES(mu) {
-      MutexLock lock(&mu);
-      if (state == kServing) state = s;
-      cv.SignalAll();
-    }
-    State Await() SLUICE_EXCLUDES(mu) {
-      MutexLock lock(&mu);
-      while (state == kServing) cv.Wait(&mu);
-      return state;
-    }
-    Mutex mu;
-    CondVar cv;
-    State state SLUICE_GUARDED_BY(mu) = kServing;
-  };
-
-  static void Serve(Communicator& comm, int request_tag, SplitJournal& journal, Exit& exit) {
-    bool stopping = false;
-    while (!stopping || journal.HasOpenEpoch()) {
-      Result<Message> m = comm.Recv(kAnySource, request_tag);
+  void Serve() {
+    while (true) {
+      Result<Message> m = comm_->Recv(kAnySource, request_tag_);
       if (!m.ok()) return;
       const std::vector<uint64_t> request = DecodeU64s(m->bytes());
-      if (request.empty()) {
-        stopping = true;
-        if (journal.HasOpenEpoch()) exit.Tell(Exit::kDraining);
-        continue;
-      }
+      if (request.empty()) return;  // stop
       std::string reply;
       if (request.size() == 1) {
-        const auto [begin, end] = journal.Grant(request[0], m->source);
+        const auto [begin, end] = journal_->Grant(request[0], m->source);
         reply = EncodeU64s({begin, end});
       } else {
-        Result<Ranges> left = journal.Left(request[0], request[1]);
+        Result<Ranges> left = journal_->Left(request[0], request[1]);
         if (left.ok()) {
           reply = "0 ";
           for (const auto& [b, e] : *left) reply += EncodeU64s({b, e});
@@ -266,13 +240,13 @@ class Dispatcher {
           reply = StrCat("1 ", left.status().message());
         }
       }
-      if (!comm.Send(m->source, request_tag + 1, reply).ok()) return;
+      if (!comm_->Send(m->source, request_tag_ + 1, reply).ok()) return;
     }
   }
 
   const std::shared_ptr<Communicator> comm_;
   const int request_tag_;
-  const std::shared_ptr<Exit> exit_;
+  const std::shared_ptr<SplitJournal> journal_;
   std::thread thread_;
 };
 
@@ -444,10 +418,18 @@ class ShardedIteratorImpl : public ShardedIterator {
     return std::optional<uint64_t>(c_.shuffle ? permutation_.Apply(p) : p);
   }
 
+  // FailedPrecondition (and for every later request) once rank 0's
+  // dispatcher said it is gone.
   Result<std::string> AskDispatcher(std::initializer_list<uint64_t> request) const {
+    if (!dispatcher_gone_.ok()) return dispatcher_gone_;
     SLUICE_RETURN_IF_ERROR(c_.comm->Send(0, c_.request_tag, EncodeU64s(request)));
     SLUICE_ASSIGN_OR_RETURN(Message reply, c_.comm->Recv(0, c_.request_tag + 1));
-    return std::string(reply.bytes());
+    std::string bytes(reply.bytes());
+    if (bytes.rfind("gone ", 0) == 0) {
+      dispatcher_gone_ = errors::FailedPrecondition(bytes.substr(5));
+      return dispatcher_gone_;
+    }
+    return bytes;
   }
 
   // DYNAMIC: the positions no rank has read once each has made read_ reads.
@@ -554,6 +536,7 @@ class ShardedIteratorImpl : public ShardedIterator {
   // DYNAMIC: the current split [split_next_, split_end_); the end was handed out.
   uint64_t split_next_ = 0, split_end_ = 0;
   bool dynamic_ended_ = false;
+  mutable Status dispatcher_gone_;  // rank 0's dispatcher said it stopped
   bool probe_ = false;
   std::vector<std::unique_ptr<io::RecordReader>> readers_;
 };

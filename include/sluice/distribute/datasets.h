@@ -15,11 +15,11 @@
 //
 // Ownership and threads: as every Dataset (dataset.h). A DYNAMIC dataset on
 // rank 0 also runs the dispatcher thread, which answers the other ranks'
-// split and state requests from a journal of who got which split; destroyed
-// while other ranks are mid-epoch, the thread serves until each has had that
-// epoch's end. A rank that starts a new pass after rank 0's dataset is gone
-// waits for an answer: keep rank 0's dataset for as many passes as any rank
-// makes.
+// split and state requests from a journal of who got which split, until
+// the dataset is destroyed: keep rank 0's dataset until every rank has
+// finished its passes. Destroyed while a rank is still in an epoch, it tells
+// the other ranks, whose next request fails with FailedPrecondition saying so
+// (a rank that starts a pass later waits for an answer).
 #ifndef SLUICE_DISTRIBUTE_DATASETS_H_
 #define SLUICE_DISTRIBUTE_DATASETS_H_
 
