@@ -13,33 +13,12 @@ import pytest
 import sluice
 from sluice import distribute
 
-
-def _on_ranks(roles, fn):
-    """fn(ctx) on one thread per rank (roles: one per rank); the results, or raises the first error."""
-    contexts = distribute._thread_contexts(len(roles), roles)
-    results, errors = [None] * len(roles), []
-
-    def run(r):
-        try:
-            results[r] = fn(contexts[r])
-        except Exception as e:  # noqa: BLE001  (re-raised below)
-            errors.append(e)
-            results[r] = e
-
-    threads = [threading.Thread(target=run, args=(r,)) for r in range(len(roles))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-        assert not t.is_alive(), "a rank is still waiting"
-    if errors:
-        raise errors[0]
-    return results
+from _distribute_util import on_ranks
 
 
 def test_service_ranks_come_from_the_roles():
     roles = ["train", "preprocess", "train", "preprocess"]
-    results = _on_ranks(roles, distribute.service_ranks)
+    results = on_ranks(roles, distribute.service_ranks, timeout=60)
     assert results == [([1, 3], [0, 2])] * 4
 
 
@@ -54,7 +33,7 @@ def test_serve_and_from_service_deliver_every_element_once():
         got = distribute.from_service(ds.element_spec, context=ctx, max_outstanding_requests=2)
         return [(int(a), int(b)) for a, b in got]
 
-    results = _on_ranks(["preprocess", "train", "preprocess", "train"], rank)
+    results = on_ranks(["preprocess", "train", "preprocess", "train"], rank, timeout=60)
     seen = sorted(results[1] + results[3])
     assert seen == [(i, 2 * i) for i in range(40)]
     assert results[1] and results[3]  # both trainers got elements
@@ -66,7 +45,7 @@ def test_distribute_data_mode_shards_over_workers_and_workers_get_an_empty_datas
         ds = ds.apply(distribute.distribute("DATA", context=ctx))
         return [e["x"].tolist() for e in ds]
 
-    results = _on_ranks(["train", "preprocess", "preprocess"], rank)
+    results = on_ranks(["train", "preprocess", "preprocess"], rank, timeout=60)
     assert results[1] == [] and results[2] == []
     batches = sorted(results[0])
     assert sorted(x for b in batches for x in b) == list(range(30))
@@ -78,7 +57,7 @@ def test_distribute_parallel_epochs_serves_the_whole_dataset_from_each_worker():
         ds = sluice.data.Dataset.range(5).apply(distribute.distribute("parallel_epochs", context=ctx))
         return sorted(int(x) for x in ds)
 
-    results = _on_ranks(["train", "preprocess", "preprocess"], rank)
+    results = on_ranks(["train", "preprocess", "preprocess"], rank, timeout=60)
     assert results[0] == sorted(list(range(5)) * 2)
 
 
@@ -92,7 +71,7 @@ def test_a_workers_error_is_raised_on_the_trainer():
         return [float(x) for x in distribute.from_service(ds, context=ctx)]
 
     with pytest.raises(sluice.errors.OpError, match="zero divisor"):
-        _on_ranks(["train", "preprocess"], rank)
+        on_ranks(["train", "preprocess"], rank, timeout=60)
 
 
 def _raise():

@@ -11,6 +11,8 @@ import pytest
 import sluice as sl
 from sluice import errors
 
+from _distribute_util import on_ranks, write_records
+
 D = sl.data
 
 
@@ -231,42 +233,10 @@ def test_output_signature_must_hold_tensor_specs():
 
 # -- distributed sources: a probe takes no epoch, no split and no element
 
-def _write_records(tmp_path, sizes):
-    files = []
-    for i, n in enumerate(sizes):
-        path = str(tmp_path / ("f%d.tfrecord" % i))
-        with sl.python_io.TFRecordWriter(path) as w:
-            for j in range(n):
-                w.write(b"f%d-%d" % (i, j))
-        files.append(path)
-    return files
-
-
-def _on_ranks(n, fn):
-    from sluice import distribute
-    contexts = distribute._thread_contexts(n)
-    results = [None] * n
-
-    def run(r):
-        try:
-            results[r] = fn(contexts[r])
-        except Exception as e:  # noqa: BLE001  (raised below)
-            results[r] = e
-    threads = [threading.Thread(target=run, args=(r,)) for r in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for r in results:
-        if isinstance(r, Exception):
-            raise r
-    return results
-
-
 @pytest.mark.parametrize("policy", ["RECORD", "DYNAMIC"])
 def test_a_probe_of_a_shard_takes_no_epoch_and_no_split(tmp_path, policy):
     from sluice import distribute
-    files = _write_records(tmp_path, [6, 2, 9, 4])
+    files = write_records(tmp_path, [6, 2, 9, 4])
 
     def shard():
         return distribute.shard(files, policy=policy, seed=3, split_records=2,
@@ -278,7 +248,7 @@ def test_a_probe_of_a_shard_takes_no_epoch_and_no_split(tmp_path, policy):
 
 def test_a_probe_of_a_resumed_shard_keeps_the_resumed_epoch(tmp_path):
     from sluice import distribute
-    files = _write_records(tmp_path, [17, 8])
+    files = write_records(tmp_path, [17, 8])
     ctx = distribute._thread_contexts(1)[0]
     it = iter(distribute.shard(files, policy="RECORD", seed=9, context=ctx))
     first = [bytes(next(it)) for _ in range(5)]
@@ -319,7 +289,7 @@ def test_a_probe_of_a_service_stream_takes_neither_its_pass_nor_an_element():
 
 
 def test_a_probe_takes_no_epoch_from_a_global_shuffle(tmp_path):
-    files = _write_records(tmp_path, [7, 5])
+    files = write_records(tmp_path, [7, 5])
 
     def shuffled():
         return D.Dataset.from_record_files(files, index="no_save").shuffle_globally(seed=4)

@@ -76,8 +76,7 @@ class RepeatDataset : public UnaryDataset {
       w->WriteBool("produced_this_epoch", produced_this_epoch_);
       w->WriteBool("has_input", input_ != nullptr);
       if (!input_) return Status();
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);
+      return SaveInput(*input_, w);
     }
     Status Restore(IteratorStateReader* r) override {
       bool has_input = false;
@@ -87,8 +86,7 @@ class RepeatDataset : public UnaryDataset {
       input_.reset();
       if (!has_input) return Status();
       input_ = dataset_->input_->MakeIteratorInternal(ctx_);
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
+      return RestoreInput(*input_, r);
     }
 
    private:
@@ -156,13 +154,11 @@ class TakeSkipDataset : public UnaryDataset {
 
     Status Save(IteratorStateWriter* w) override {
       w->WriteInt("seen", seen_);
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);
+      return SaveInput(*input_, w);
     }
     Status Restore(IteratorStateReader* r) override {
       SLUICE_RETURN_IF_ERROR(r->ReadInt("seen", &seen_));
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
+      return RestoreInput(*input_, r);
     }
 
    private:
@@ -205,13 +201,11 @@ class ShardDataset : public UnaryDataset {
 
     Status Save(IteratorStateWriter* w) override {
       w->WriteInt("next_index", next_index_);
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);
+      return SaveInput(*input_, w);
     }
     Status Restore(IteratorStateReader* r) override {
       SLUICE_RETURN_IF_ERROR(r->ReadInt("next_index", &next_index_));
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
+      return RestoreInput(*input_, r);
     }
 
    private:
@@ -458,8 +452,7 @@ class CacheDataset : public UnaryDataset {
         return Status();
       }
       w->WriteElements("written", writing_);
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);
+      return SaveInput(*input_, w);
     }
     Status Restore(IteratorStateReader* r) override {
       bool reading = false;
@@ -489,8 +482,7 @@ class CacheDataset : public UnaryDataset {
       }
       writing_.clear();
       SLUICE_RETURN_IF_ERROR(r->ReadElements("written", &writing_));
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
+      return RestoreInput(*input_, r);
     }
 
    private:

@@ -389,8 +389,7 @@ class UnbatchDataset : public DatasetBase {
         for (const Tensor& t : current_) rest.push_back(t.Slice(index_, size_));
         w->WriteElement("rows", rest);
       }
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);
+      return SaveInput(*input_, w);
     }
     Status Restore(IteratorStateReader* r) override {
       bool has_rows = false;
@@ -404,8 +403,7 @@ class UnbatchDataset : public DatasetBase {
         }
         size_ = current_[0].shape().dim(0);
       }
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
+      return RestoreInput(*input_, r);
     }
 
    private:

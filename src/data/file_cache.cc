@@ -297,8 +297,7 @@ class FileCacheDataset : public DatasetBase {
       w->WriteBool("writing", true);
       w->WriteInt("count", count_);
       w->WriteBool("done", done_);
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);  // even once done: its passes decide the next epochs
+      return SaveInput(*input_, w);  // even once done: its passes decide the next epochs
     }
     Status Restore(IteratorStateReader* r) override {
       bool writing = false;
@@ -312,8 +311,7 @@ class FileCacheDataset : public DatasetBase {
       SLUICE_RETURN_IF_ERROR(r->ReadBool("done", &done_));
       restored_ = true;
       started_ = true;
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
+      return RestoreInput(*input_, r);
     }
 
    private:

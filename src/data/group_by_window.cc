@@ -76,8 +76,7 @@ class GroupByWindowDataset : public DatasetBase {
         SLUICE_RETURN_IF_ERROR(group_->Save(&group));
       }
       w->WriteBool("input_end", input_end_);
-      IteratorStateWriter input = w->Child("input");  // also after its end: its passes
-      return input_->Save(&input);
+      return SaveInput(*input_, w);  // also after its end: its passes
     }
     Status Restore(IteratorStateReader* r) override {
       int64_t n = 0;
@@ -111,8 +110,7 @@ class GroupByWindowDataset : public DatasetBase {
         SLUICE_RETURN_IF_ERROR(group_->Restore(&group));
       }
       SLUICE_RETURN_IF_ERROR(r->ReadBool("input_end", &input_end_));
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
+      return RestoreInput(*input_, r);
     }
 
    private:

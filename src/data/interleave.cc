@@ -90,8 +90,7 @@ class InterleaveDataset : public DatasetBase {
         SLUICE_RETURN_IF_ERROR(current_[i]->Save(&slot));
       }
       // Saved even once ended: its passes decide the next epochs' orders.
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);
+      return SaveInput(*input_, w);
     }
 
     // The cycle takes the saved length (an AUTOTUNE cycle_length may differ
@@ -122,8 +121,7 @@ class InterleaveDataset : public DatasetBase {
         SLUICE_RETURN_IF_ERROR(current_[i]->Restore(&slot));
       }
       last_ = nullptr;
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
+      return RestoreInput(*input_, r);
     }
 
    private:

@@ -131,8 +131,7 @@ class MapDataset::Iterator : public DatasetIterator<MapDataset> {
   Status Save(IteratorStateWriter* w) override {
     w->WriteInt("epoch", static_cast<int64_t>(epoch_));
     w->WriteInt("next_index", static_cast<int64_t>(next_index_));
-    IteratorStateWriter input = w->Child("input");
-    return input_->Save(&input);
+    return SaveInput(*input_, w);
   }
   Status Restore(IteratorStateReader* r) override {
     int64_t epoch = 0, next_index = 0;
@@ -141,8 +140,7 @@ class MapDataset::Iterator : public DatasetIterator<MapDataset> {
     epoch_ = static_cast<uint64_t>(epoch);
     next_index_ = static_cast<uint64_t>(next_index);
     RestorePass(dataset_->epochs_, epoch_);
-    IteratorStateReader input = r->Child("input");
-    return input_->Restore(&input);
+    return RestoreInput(*input_, r);
   }
 
  private:
@@ -271,8 +269,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     // The input is restored even once done: its passes decide the next
     // epochs' orders.
     MutexLock input_lock(&input_mu_);
-    IteratorStateReader input = r->Child("input");
-    return input_->Restore(&input);
+    return RestoreInput(*input_, r);
   }
 
  private:
@@ -305,8 +302,7 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
       w->WriteInt("slots.size", live);
     }
     (void)input_done;
-    IteratorStateWriter input = w->Child("input");
-    return input_->Save(&input);
+    return SaveInput(*input_, w);
   }
 
   static void WriteSlot(IteratorStateWriter* w, const std::string& key, const Slot& slot) {
@@ -342,12 +338,9 @@ class MapDataset::ParallelIterator : public DatasetIterator<MapDataset> {
     int64_t n = 0;
     {
       MutexLock lock(&mu_);
-      n = autotune_ ? (model_ ? model_->max_parallelism() : AutotuneParallelism()) : parallelism_;
-      max_parallelism_ = n;
-      // AUTOTUNE starts at one call per core of the budget (TF starts at its
-      // runner pool's size); the tuner lowers it where the stage needs less.
-      if (autotune_) parallelism_ = model_ ? model_->cpu_budget() : n;
-      SetParallelismLocked(parallelism_);
+      const StartingParallelism start = StartParallelism(model_.get(), autotune_, parallelism_);
+      n = max_parallelism_ = start.threads;
+      SetParallelismLocked(start.calls);
     }
     if (autotune_) node_->SetApply([this](int64_t p) {
       MutexLock lock(&mu_);

@@ -344,14 +344,11 @@ void MapAndBatchDataset::Iterator::StartThreads() {
   int64_t n = 0;
   {
     MutexLock lock(&mu_);
-    n = autotune_ ? (model_ ? model_->max_parallelism() : AutotuneParallelism()) : parallelism_;
-    max_parallelism_ = n;
-    // AUTOTUNE starts at one call per core of the budget (TF starts at its
-    // runner pool's size); the tuner lowers it where the stage needs less.
-    if (autotune_) parallelism_ = model_ ? model_->cpu_budget() : n;
+    const StartingParallelism start = StartParallelism(model_.get(), autotune_, parallelism_);
+    n = max_parallelism_ = start.threads;
     // One batch being handed out and enough being filled to keep every worker busy.
     max_batches_ = std::max<int64_t>(2, 1 + (n + dataset_->batch_size_ - 1) / dataset_->batch_size_);
-    SetParallelismLocked(parallelism_);
+    SetParallelismLocked(start.calls);
   }
   if (autotune_) node_->SetApply([this](int64_t p) {
     MutexLock lock(&mu_);
@@ -598,8 +595,7 @@ Status MapAndBatchDataset::Iterator::Restore(IteratorStateReader* r) {
     batches_ = std::move(batches);
   }
   MutexLock input_lock(&input_mu_);
-  IteratorStateReader input = r->Child("input");
-  return input_->Restore(&input);
+  return RestoreInput(*input_, r);
 }
 
 std::unique_ptr<IteratorBase> MapAndBatchDataset::MakeIteratorInternal(const IteratorContext& ctx) const {

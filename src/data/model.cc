@@ -86,6 +86,12 @@ std::shared_ptr<Node> NewNode(const IteratorContext& ctx, std::string name, bool
   return std::make_shared<Node>(std::move(name), autotune, parallelism);
 }
 
+StartingParallelism StartParallelism(const Model* model, bool autotune, int64_t fixed) {
+  if (!autotune) return {fixed, fixed};
+  if (!model) return {AutotuneParallelism(), AutotuneParallelism()};
+  return {model->max_parallelism(), model->cpu_budget()};
+}
+
 // ---- Options --------------------------------------------------------------------------
 
 namespace {

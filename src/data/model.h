@@ -186,6 +186,17 @@ class Model {
 std::shared_ptr<Node> NewNode(const IteratorContext& ctx, std::string name, bool autotune = false,
                               int64_t parallelism = 1);
 
+// How a parallel stage starts: `threads` workers, of which `calls` work at
+// once. AUTOTUNE: Model::max_parallelism() threads (AutotuneParallelism()
+// without a model) and one call per core of the budget (TF starts at its
+// runner pool's size; the tuner lowers it where the stage needs less).
+// Otherwise `fixed` of both.
+struct StartingParallelism {
+  int64_t threads;
+  int64_t calls;
+};
+StartingParallelism StartParallelism(const Model* model, bool autotune, int64_t fixed);
+
 }  // namespace sluice::data
 
 #endif  // SLUICE_SRC_DATA_MODEL_H_

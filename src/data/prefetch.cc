@@ -134,8 +134,7 @@ class PrefetchIterator : public IteratorBase {
       buffered_.store(buffer_.size(), std::memory_order_relaxed);
       done_ = done;
     }
-    IteratorStateReader input = r->Child("input");
-    return input_->Restore(&input);
+    return RestoreInput(*input_, r);
   }
 
  private:

@@ -81,8 +81,7 @@ class RebatchDataset : public DatasetBase {
       w->WriteElements("pending", pending);
       w->WriteInt("next_size", static_cast<int64_t>(next_size_));
       w->WriteBool("input_end", input_end_);
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);
+      return SaveInput(*input_, w);
     }
     Status Restore(IteratorStateReader* r) override {
       int64_t next_size = 0;
@@ -103,8 +102,7 @@ class RebatchDataset : public DatasetBase {
         }
         buffered_ += e[0].shape().dim(0);
       }
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
+      return RestoreInput(*input_, r);
     }
 
    private:

@@ -51,14 +51,12 @@ class ScanDataset : public DatasetBase {
 
     Status Save(IteratorStateWriter* w) override {
       w->WriteElement("state", state_);
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);
+      return SaveInput(*input_, w);
     }
     Status Restore(IteratorStateReader* r) override {
       SLUICE_RETURN_IF_ERROR(r->ReadElement("state", &state_));
       SLUICE_RETURN_IF_ERROR(CheckState(state_));
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
+      return RestoreInput(*input_, r);
     }
 
    private:

@@ -127,8 +127,7 @@ class ShuffleDataset : public DatasetBase {
       WriteBufferedElements(w, "buffer", live, origins);
       // The input is saved even once done: its passes (an inner shuffle's
       // seeds) decide the next epochs' orders.
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);
+      return SaveInput(*input_, w);
     }
     Status Restore(IteratorStateReader* r) override {
       int64_t pass = 0, draws = 0, live = 0;
@@ -161,8 +160,7 @@ class ShuffleDataset : public DatasetBase {
         if (origins_.empty()) origins_.resize(buffer_.size());
         origins_[i] = std::move(origins[i]);
       }
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
+      return RestoreInput(*input_, r);
     }
 
    private:

@@ -257,13 +257,11 @@ class SparseBatchDataset : public DatasetBase {
     // its end (its passes number the next epoch's).
     Status Save(IteratorStateWriter* w) override {
       w->WriteBool("input_end", input_end_);
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);
+      return SaveInput(*input_, w);
     }
     Status Restore(IteratorStateReader* r) override {
       SLUICE_RETURN_IF_ERROR(r->ReadBool("input_end", &input_end_));
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
+      return RestoreInput(*input_, r);
     }
 
    private:
@@ -317,15 +315,13 @@ class SparseUnbatchDataset : public DatasetBase {
     Status Save(IteratorStateWriter* w) override {
       const size_t from = std::min(next_, rows_.size());
       w->WriteElements("rows", std::vector<Element>(rows_.begin() + static_cast<std::ptrdiff_t>(from), rows_.end()));
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);
+      return SaveInput(*input_, w);
     }
     Status Restore(IteratorStateReader* r) override {
       rows_.clear();
       next_ = 0;
       SLUICE_RETURN_IF_ERROR(r->ReadElements("rows", &rows_));
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
+      return RestoreInput(*input_, r);
     }
 
    private:

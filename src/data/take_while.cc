@@ -45,13 +45,11 @@ class TakeWhileDataset : public DatasetBase {
     // epoch's).
     Status Save(IteratorStateWriter* w) override {
       w->WriteBool("ended", ended_);
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);
+      return SaveInput(*input_, w);
     }
     Status Restore(IteratorStateReader* r) override {
       SLUICE_RETURN_IF_ERROR(r->ReadBool("ended", &ended_));
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
+      return RestoreInput(*input_, r);
     }
 
    private:

@@ -71,8 +71,7 @@ class UniqueDataset : public DatasetBase {
       }
       w->WriteInt("seen.size", static_cast<int64_t>(seen_.size()));
       w->WriteBytes("seen", seen);
-      IteratorStateWriter input = w->Child("input");
-      return input_->Save(&input);
+      return SaveInput(*input_, w);
     }
     Status Restore(IteratorStateReader* r) override {
       int64_t count = 0;
@@ -91,8 +90,7 @@ class UniqueDataset : public DatasetBase {
         in.remove_prefix(n);
       }
       if (!in.empty()) return InvalidArgument("unique checkpoint: the seen set has trailing bytes");
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
+      return RestoreInput(*input_, r);
     }
 
    private:

@@ -106,16 +106,14 @@ class WindowDataset : public DatasetBase {
       w->WriteElements("buffer", buffer_);
       w->WriteInt("to_skip", to_skip_);
       w->WriteBool("input_end", input_end_);
-      IteratorStateWriter input = w->Child("input");  // also after its end: its passes
-      return input_->Save(&input);
+      return SaveInput(*input_, w);  // also after its end: its passes
     }
     Status Restore(IteratorStateReader* r) override {
       buffer_.clear();
       SLUICE_RETURN_IF_ERROR(r->ReadElements("buffer", &buffer_));
       SLUICE_RETURN_IF_ERROR(r->ReadInt("to_skip", &to_skip_));
       SLUICE_RETURN_IF_ERROR(r->ReadBool("input_end", &input_end_));
-      IteratorStateReader input = r->Child("input");
-      return input_->Restore(&input);
+      return RestoreInput(*input_, r);
     }
 
    private:
